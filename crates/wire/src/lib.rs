@@ -8,7 +8,12 @@
 //! This crate must never depend on tokio, on sockets or on any I/O: it turns byte slices into values
 //! and values into byte buffers, nothing else. Decoding is written with `nom` complete parsers.
 
+pub mod consumer_protocol;
 pub mod error;
+pub mod error_code;
+pub mod frame;
+pub mod messages;
 pub mod primitives;
+pub mod records;
 
 pub use error::{DecodeError, EncodeError};
