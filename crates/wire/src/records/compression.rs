@@ -1,0 +1,366 @@
+//! The compression codecs of RecordBatch v2: the three low bits of the batch attributes choose one,
+//! and the whole records section after the 61-byte batch header is compressed as one stream.
+//!
+//! See <https://kafka.apache.org/documentation/#recordbatch> and, for zstd, KIP-110. The formats are
+//! the ones the Java client reads and writes:
+//! - gzip: RFC 1952 (several concatenated members are accepted on decode, as `GZIPInputStream` does);
+//! - snappy: the xerial "snappy-java" stream framing (`\x82SNAPPY\x00`, version and compatible
+//!   version as int32, then chunks each prefixed by an int32 length). snappy-java falls back to one
+//!   raw snappy block when the magic header is absent, so we accept that too on decode; we encode
+//!   with the xerial framing and 32 KiB chunks, like `SnappyOutputStream`;
+//! - lz4: the LZ4 frame format (with the correct header checksum, KIP-57), 64 KiB independent
+//!   blocks, like `Lz4BlockOutputStream`;
+//! - zstd: zstd frames (several concatenated frames are accepted on decode).
+//!
+//! Decompression is bounded: every codec stops with [`CompressionError::TooLarge`] as soon as the
+//! output would pass the caller's limit, before allocating it, so a small hostile payload (a
+//! "zip bomb") cannot exhaust memory. Nothing here panics on bad input.
+
+use std::fmt;
+use std::io::{Read, Write};
+
+/// A compression codec, as numbered in the batch attributes (bits 0–2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Compression {
+    /// No compression (0).
+    #[default]
+    None,
+    /// gzip (1).
+    Gzip,
+    /// snappy (2).
+    Snappy,
+    /// lz4 (3).
+    Lz4,
+    /// zstd (4, KIP-110; needs Produce/Fetch v7+ on the broker side).
+    Zstd,
+}
+
+impl Compression {
+    /// Every codec, in attribute order.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+
+    /// The codec for the attribute bits `id` (0–4), or `None` for the unassigned values 5–7.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            2 => Compression::Snappy,
+            3 => Compression::Lz4,
+            4 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The attribute bits of this codec.
+    pub fn id(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+
+    /// Kafka's name for the codec (`compression.type`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a payload could not be compressed or decompressed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressionError {
+    /// The decompressed payload would be larger than the configured limit.
+    #[error("{codec} payload decompresses to more than the {limit}-byte limit")]
+    TooLarge { codec: Compression, limit: usize },
+    /// The compressed payload is not valid for its codec.
+    #[error("{codec} payload is corrupt: {detail}")]
+    Corrupt { codec: Compression, detail: String },
+    /// The codec library failed while compressing.
+    #[error("{codec} compression failed: {detail}")]
+    Compress { codec: Compression, detail: String },
+}
+
+/// The 8-byte magic that starts a snappy-java (xerial) stream.
+pub const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
+/// The version and minimum compatible version snappy-java writes after the magic.
+const XERIAL_VERSION: i32 = 1;
+const XERIAL_COMPAT_VERSION: i32 = 1;
+const XERIAL_HEADER_LEN: usize = 16;
+/// snappy-java's default block size (`SnappyOutputStream.DEFAULT_BLOCK_SIZE`).
+const XERIAL_BLOCK: usize = 32 * 1024;
+
+/// Compresses `input` with `codec`. `level` is the codec's own level (gzip 1–9, zstd 1–22,
+/// lz4 and snappy have none); `None` uses Kafka's defaults (gzip 6, zstd 3).
+pub fn compress(
+    codec: Compression,
+    input: &[u8],
+    level: Option<i32>,
+) -> Result<Vec<u8>, CompressionError> {
+    let failed = |e: &dyn fmt::Display| CompressionError::Compress {
+        codec,
+        detail: e.to_string(),
+    };
+    match codec {
+        Compression::None => Ok(input.to_vec()),
+        Compression::Gzip => {
+            let level = level.unwrap_or(6).clamp(1, 9) as u32;
+            let mut enc =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+            enc.write_all(input).map_err(|e| failed(&e))?;
+            enc.finish().map_err(|e| failed(&e))
+        }
+        Compression::Snappy => {
+            let mut out =
+                Vec::with_capacity(XERIAL_HEADER_LEN + snap::raw::max_compress_len(input.len()));
+            out.extend_from_slice(&XERIAL_MAGIC);
+            out.extend_from_slice(&XERIAL_VERSION.to_be_bytes());
+            out.extend_from_slice(&XERIAL_COMPAT_VERSION.to_be_bytes());
+            let mut encoder = snap::raw::Encoder::new();
+            for chunk in input.chunks(XERIAL_BLOCK) {
+                let block = encoder.compress_vec(chunk).map_err(|e| failed(&e))?;
+                let len = i32::try_from(block.len()).map_err(|e| failed(&e))?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+            Ok(out)
+        }
+        Compression::Lz4 => {
+            use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+            let info = FrameInfo::new()
+                .block_size(BlockSize::Max64KB)
+                .block_mode(BlockMode::Independent);
+            let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
+            enc.write_all(input).map_err(|e| failed(&e))?;
+            enc.finish().map_err(|e| failed(&e))
+        }
+        Compression::Zstd => {
+            // The streaming encoder, like zstd-jni's ZstdOutputStream: no content size in the
+            // frame header, no checksum.
+            let mut enc = zstd::stream::write::Encoder::new(Vec::new(), level.unwrap_or(3))
+                .map_err(|e| failed(&e))?;
+            enc.write_all(input).map_err(|e| failed(&e))?;
+            enc.finish().map_err(|e| failed(&e))
+        }
+    }
+}
+
+/// Decompresses `input` with `codec`, refusing to produce more than `limit` bytes.
+pub fn decompress(
+    codec: Compression,
+    input: &[u8],
+    limit: usize,
+) -> Result<Vec<u8>, CompressionError> {
+    let too_large = CompressionError::TooLarge { codec, limit };
+    match codec {
+        Compression::None => {
+            if input.len() > limit {
+                return Err(too_large);
+            }
+            Ok(input.to_vec())
+        }
+        Compression::Gzip => read_bounded(codec, flate2::read::MultiGzDecoder::new(input), limit),
+        Compression::Snappy => {
+            if input.starts_with(&XERIAL_MAGIC) {
+                xerial_decompress(input, limit)
+            } else {
+                let mut out = Vec::new();
+                raw_snappy_into(input, limit, &mut out)?;
+                Ok(out)
+            }
+        }
+        Compression::Lz4 => read_bounded(codec, lz4_flex::frame::FrameDecoder::new(input), limit),
+        Compression::Zstd => {
+            let dec = zstd::stream::read::Decoder::with_buffer(input).map_err(|e| {
+                CompressionError::Corrupt {
+                    codec,
+                    detail: e.to_string(),
+                }
+            })?;
+            read_bounded(codec, dec, limit)
+        }
+    }
+}
+
+/// Reads a decompressing reader to its end, failing once more than `limit` bytes come out.
+fn read_bounded(
+    codec: Compression,
+    reader: impl Read,
+    limit: usize,
+) -> Result<Vec<u8>, CompressionError> {
+    let mut out = Vec::new();
+    // One byte past the limit tells "exactly at the limit" from "over it".
+    let cap = (limit as u64).saturating_add(1);
+    reader
+        .take(cap)
+        .read_to_end(&mut out)
+        .map_err(|e| CompressionError::Corrupt {
+            codec,
+            detail: e.to_string(),
+        })?;
+    if out.len() > limit {
+        return Err(CompressionError::TooLarge { codec, limit });
+    }
+    Ok(out)
+}
+
+/// Appends one raw snappy block to `out`, checking its declared length against the limit first.
+fn raw_snappy_into(block: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), CompressionError> {
+    let codec = Compression::Snappy;
+    let corrupt = |e: snap::Error| CompressionError::Corrupt {
+        codec,
+        detail: e.to_string(),
+    };
+    let len = snap::raw::decompress_len(block).map_err(corrupt)?;
+    if len > limit.saturating_sub(out.len()) {
+        return Err(CompressionError::TooLarge { codec, limit });
+    }
+    let start = out.len();
+    out.resize(start + len, 0);
+    let n = snap::raw::Decoder::new()
+        .decompress(block, &mut out[start..])
+        .map_err(corrupt)?;
+    out.truncate(start + n);
+    Ok(())
+}
+
+/// Decodes a snappy-java stream: header, then length-prefixed raw snappy chunks. A repeated header
+/// between chunks (two streams written back to back) is skipped, as snappy-java does.
+fn xerial_decompress(mut input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
+    let corrupt = |detail: String| CompressionError::Corrupt {
+        codec: Compression::Snappy,
+        detail,
+    };
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        if input.starts_with(&XERIAL_MAGIC) {
+            if input.len() < XERIAL_HEADER_LEN {
+                return Err(corrupt("truncated xerial header".into()));
+            }
+            input = &input[XERIAL_HEADER_LEN..];
+            continue;
+        }
+        let Some((len, rest)) = input.split_first_chunk::<4>() else {
+            return Err(corrupt(format!(
+                "{} stray byte(s) where a chunk length was expected",
+                input.len()
+            )));
+        };
+        let len = i32::from_be_bytes(*len);
+        let len =
+            usize::try_from(len).map_err(|_| corrupt(format!("negative chunk length {len}")))?;
+        if len > rest.len() {
+            return Err(corrupt(format!(
+                "chunk of {len} bytes but only {} left",
+                rest.len()
+            )));
+        }
+        let (chunk, rest) = rest.split_at(len);
+        raw_snappy_into(chunk, limit, &mut out)?;
+        input = rest;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_codec_round_trips_empty_and_large_inputs() -> Result<(), CompressionError> {
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        for codec in Compression::ALL {
+            for input in [&[][..], &b"hello kafka"[..], &big[..]] {
+                let packed = compress(codec, input, None)?;
+                assert_eq!(decompress(codec, &packed, input.len())?, input, "{codec}");
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn bombs_stop_at_the_limit() -> Result<(), CompressionError> {
+        let zeros = vec![0u8; 4 << 20];
+        for codec in Compression::ALL {
+            let packed = compress(codec, &zeros, None)?;
+            if codec != Compression::None {
+                assert!(
+                    packed.len() < zeros.len() / 20,
+                    "{codec} should compress zeros well"
+                );
+            }
+            let err = decompress(codec, &packed, 1 << 20).err();
+            assert_eq!(
+                err,
+                Some(CompressionError::TooLarge {
+                    codec,
+                    limit: 1 << 20
+                }),
+                "{codec}"
+            );
+        }
+        // A raw snappy block that merely *claims* 4 GiB is refused before allocating.
+        let claim = [0xff, 0xff, 0xff, 0xff, 0x0f, 0x00];
+        assert!(matches!(
+            decompress(Compression::Snappy, &claim, 1 << 20),
+            Err(CompressionError::TooLarge { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn snappy_reads_raw_blocks_and_concatenated_xerial_streams() -> Result<(), CompressionError> {
+        let raw = snap::raw::Encoder::new()
+            .compress_vec(b"raw snappy")
+            .map_err(|e| CompressionError::Corrupt {
+                codec: Compression::Snappy,
+                detail: e.to_string(),
+            })?;
+        assert_eq!(decompress(Compression::Snappy, &raw, 100)?, b"raw snappy");
+        let mut two = compress(Compression::Snappy, b"one,", None)?;
+        two.extend(compress(Compression::Snappy, b"two", None)?);
+        assert_eq!(decompress(Compression::Snappy, &two, 100)?, b"one,two");
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn random_input_never_panics(input in proptest::collection::vec(any::<u8>(), 0..300), id in 0u8..5) {
+            let codec = Compression::from_id(id).unwrap_or_default();
+            let _ = decompress(codec, &input, 1 << 16);
+            let mut xerial = XERIAL_MAGIC.to_vec();
+            xerial.extend_from_slice(&input);
+            let _ = decompress(Compression::Snappy, &xerial, 1 << 16);
+        }
+
+        #[test]
+        fn round_trips(input in proptest::collection::vec(any::<u8>(), 0..5000), id in 0u8..5) {
+            let codec = Compression::from_id(id).unwrap_or_default();
+            let packed = compress(codec, &input, None);
+            prop_assert!(packed.is_ok());
+            let packed = packed.unwrap_or_default();
+            prop_assert_eq!(decompress(codec, &packed, input.len()), Ok(input));
+        }
+    }
+}
