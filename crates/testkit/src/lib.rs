@@ -1,1 +1,370 @@
-//! placeholder
+//! mooring-testkit: test support that drives the **real** Kafka cluster `scripts/kafka` starts.
+//!
+//! Dev-only: no shipped crate may depend on it. It never mocks a broker. Everything it does to the
+//! cluster goes through `scripts/kafka` and Kafka's own tools from the same jars as the broker
+//! (TopicCommand, ProducerPerformance, VerifiableProducer, GetOffsetShell, ConsumerGroupCommand),
+//! so what the tests observe is what Kafka itself reports.
+//!
+//! - [`Cluster::shared`]: the one-node cluster all tests share (started by `scripts/test`, or by
+//!   hand with `scripts/kafka start`). Its address comes from `MOORING_BOOTSTRAP`; without it, the
+//!   `main` cluster's state is asked. No broker → the test **fails** with a message saying how to
+//!   start one; it never passes silently.
+//! - [`Cluster::dedicated`]: a private cluster (1 or 3 nodes) for tests that kill brokers; it is
+//!   stopped when dropped.
+//! - [`unique`]: topic and group names unique per test and per run, so tests can share a broker.
+
+mod group;
+
+pub use group::{parse_describe_members, parse_state, GroupMember, GroupState};
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Path of `scripts/kafka` in this work tree.
+pub fn kafka_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka")
+}
+
+/// A name unique to this test run: `prefix-<pid>-<millis>-<counter>`.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() % 100_000_000)
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{}-{millis}-{n}", std::process::id())
+}
+
+/// A running Kafka cluster started by `scripts/kafka`.
+#[derive(Debug)]
+pub struct Cluster {
+    name: String,
+    env: HashMap<String, String>,
+    owned: bool,
+}
+
+const HOW_TO_START: &str = "start one with `scripts/kafka start` (or run the whole suite with \
+                            `scripts/test`), then run the tests again";
+
+impl Cluster {
+    /// The cluster shared by all tests. Panics (failing the test) if no broker answers.
+    pub fn shared() -> Cluster {
+        let cluster = match std::env::var("MOORING_BOOTSTRAP") {
+            Ok(bootstrap) if !bootstrap.is_empty() => {
+                let mut env: HashMap<String, String> = std::env::vars()
+                    .filter(|(k, _)| k.starts_with("MOORING_"))
+                    .collect();
+                env.insert("MOORING_BOOTSTRAP".into(), bootstrap);
+                let name = env
+                    .get("MOORING_KAFKA_CLUSTER")
+                    .cloned()
+                    .unwrap_or_else(|| "main".into());
+                Cluster {
+                    name,
+                    env,
+                    owned: false,
+                }
+            }
+            _ => match script_env("main") {
+                Ok(env) => Cluster {
+                    name: "main".into(),
+                    env,
+                    owned: false,
+                },
+                Err(why) => panic!("no Kafka broker for the integration tests ({why}): {HOW_TO_START}"),
+            },
+        };
+        if let Err(why) = cluster.wait_reachable(Duration::from_secs(5)) {
+            panic!(
+                "no Kafka broker answers at {} ({why}): {HOW_TO_START}",
+                cluster.bootstrap()
+            );
+        }
+        cluster
+    }
+
+    /// Starts a private cluster of `nodes` (1 or 3) nodes named `name` on its own ports; it is
+    /// stopped (every process, by PID) when the returned value is dropped.
+    pub fn dedicated(name: &str, nodes: u8, port_base: u16) -> Cluster {
+        let _ = run_script(name, &["stop"]);
+        let out = run_script(
+            name,
+            &[
+                "start",
+                "--nodes",
+                &nodes.to_string(),
+                "--port-base",
+                &port_base.to_string(),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("could not run scripts/kafka start for {name}: {e}"));
+        assert!(
+            out.status.success(),
+            "scripts/kafka --cluster {name} start failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = parse_env(&String::from_utf8_lossy(&out.stdout));
+        Cluster {
+            name: name.into(),
+            env,
+            owned: true,
+        }
+    }
+
+    /// The cluster's name in `scripts/kafka --cluster NAME`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One of the variables `scripts/kafka env` prints (`MOORING_BOOTSTRAP_SASL`, `MOORING_SSL_CA`, ...).
+    pub fn var(&self, key: &str) -> &str {
+        self.env
+            .get(key)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("scripts/kafka env printed no {key}"))
+    }
+
+    /// PLAINTEXT bootstrap servers, comma-separated.
+    pub fn bootstrap(&self) -> &str {
+        self.var("MOORING_BOOTSTRAP")
+    }
+
+    /// PLAINTEXT address of one node (1-based).
+    pub fn node_address(&self, node: usize) -> &str {
+        self.bootstrap()
+            .split(',')
+            .nth(node - 1)
+            .unwrap_or_else(|| panic!("cluster {} has no node {node}", self.name))
+    }
+
+    fn wait_reachable(&self, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let reached = self.bootstrap().split(',').any(|addr| {
+                addr.to_socket_addrs().ok().and_then(|mut a| a.next()).is_some_and(|sa| {
+                    TcpStream::connect_timeout(&sa, Duration::from_millis(500)).is_ok()
+                })
+            });
+            if reached {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("connection refused".into());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Runs a Kafka tool main class (short names as in `scripts/kafka tool`) and returns its output.
+    pub fn tool(&self, class: &str, args: &[&str]) -> Output {
+        let mut full = vec!["tool", class];
+        full.extend_from_slice(args);
+        run_script(&self.name, &full)
+            .unwrap_or_else(|e| panic!("could not run Kafka tool {class}: {e}"))
+    }
+
+    /// Runs a tool and panics, with its stderr, unless it succeeded. Returns stdout.
+    pub fn tool_ok(&self, class: &str, args: &[&str]) -> String {
+        let out = self.tool(class, args);
+        assert!(
+            out.status.success(),
+            "{class} {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Creates a topic with `partitions` partitions (replication factor: the cluster's node count).
+    pub fn create_topic(&self, topic: &str, partitions: u32) {
+        let rf = self
+            .env
+            .get("MOORING_KAFKA_NODES")
+            .cloned()
+            .unwrap_or_else(|| "1".into());
+        self.tool_ok(
+            "TopicCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--create",
+                "--topic",
+                topic,
+                "--partitions",
+                &partitions.to_string(),
+                "--replication-factor",
+                &rf,
+            ],
+        );
+    }
+
+    /// Deletes a topic.
+    pub fn delete_topic(&self, topic: &str) {
+        self.tool_ok(
+            "TopicCommand",
+            &["--bootstrap-server", self.bootstrap(), "--delete", "--topic", topic],
+        );
+    }
+
+    /// Produces `count` records of `size` bytes with Kafka's ProducerPerformance (acks=all), and
+    /// asserts the tool reports all of them sent.
+    pub fn produce_perf(&self, topic: &str, count: u64, size: usize) {
+        let out = self.tool_ok(
+            "ProducerPerformance",
+            &[
+                "--topic",
+                topic,
+                "--num-records",
+                &count.to_string(),
+                "--record-size",
+                &size.to_string(),
+                "--throughput",
+                "-1",
+                "--producer-props",
+                &format!("bootstrap.servers={}", self.bootstrap()),
+                "acks=all",
+                "linger.ms=5",
+            ],
+        );
+        let summary = out
+            .lines()
+            .rev()
+            .find(|l| l.contains("records sent"))
+            .unwrap_or_else(|| panic!("ProducerPerformance printed no summary:\n{out}"));
+        let sent: u64 = summary
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("unreadable ProducerPerformance summary: {summary}"));
+        assert_eq!(sent, count, "ProducerPerformance: {summary}");
+    }
+
+    /// Produces `count` records whose values are the decimal integers 0..count (Kafka's
+    /// VerifiableProducer), and returns how many the tool saw acknowledged.
+    pub fn produce_verifiable(&self, topic: &str, count: u64) -> u64 {
+        let out = self.tool_ok(
+            "VerifiableProducer",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--topic",
+                topic,
+                "--max-messages",
+                &count.to_string(),
+                "--acks",
+                "-1",
+            ],
+        );
+        out.lines()
+            .filter(|l| l.contains("\"name\":\"producer_send_success\""))
+            .count() as u64
+    }
+
+    /// The latest offset of every partition of `topic` (GetOffsetShell, `--time -1`).
+    pub fn end_offsets(&self, topic: &str) -> BTreeMap<i32, i64> {
+        let out = self.tool_ok(
+            "GetOffsetShell",
+            &["--bootstrap-server", self.bootstrap(), "--topic", topic, "--time", "-1"],
+        );
+        out.lines()
+            .filter_map(|line| {
+                // topic:partition:offset; the topic name itself may not contain ':'.
+                let mut parts = line.rsplitn(3, ':');
+                let offset = parts.next()?.trim().parse().ok()?;
+                let partition = parts.next()?.trim().parse().ok()?;
+                (parts.next()? == topic).then_some((partition, offset))
+            })
+            .collect()
+    }
+
+    /// `ConsumerGroupCommand --describe --members --verbose`, parsed.
+    pub fn describe_members(&self, group: &str) -> Vec<GroupMember> {
+        let out = self.tool(
+            "ConsumerGroupCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--describe",
+                "--group",
+                group,
+                "--members",
+                "--verbose",
+            ],
+        );
+        parse_describe_members(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    /// `ConsumerGroupCommand --describe --state`, parsed; `None` if the group is unknown.
+    pub fn group_state(&self, group: &str) -> Option<GroupState> {
+        let out = self.tool(
+            "ConsumerGroupCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--describe",
+                "--group",
+                group,
+                "--state",
+            ],
+        );
+        parse_state(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    /// SIGKILLs node `node` (1-based).
+    pub fn kill(&self, node: usize) {
+        self.script_ok(&["kill", &node.to_string()]);
+    }
+
+    /// Starts node `node` again and waits until it answers.
+    pub fn restart(&self, node: usize) {
+        self.script_ok(&["restart", &node.to_string()]);
+    }
+
+    fn script_ok(&self, args: &[&str]) {
+        let out = run_script(&self.name, args)
+            .unwrap_or_else(|e| panic!("could not run scripts/kafka {args:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "scripts/kafka --cluster {} {args:?} failed:\n{}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = run_script(&self.name, &["stop"]);
+        }
+    }
+}
+
+fn run_script(cluster: &str, args: &[&str]) -> std::io::Result<Output> {
+    Command::new(kafka_script())
+        .arg("--cluster")
+        .arg(cluster)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+}
+
+fn script_env(cluster: &str) -> Result<HashMap<String, String>, String> {
+    let out = run_script(cluster, &["env"]).map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(parse_env(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn parse_env(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}

@@ -1,0 +1,174 @@
+//! Parsers for `ConsumerGroupCommand` output, so tests can assert what Kafka itself reports about a
+//! group. The tool prints fixed-width columns whose widths follow the longest value, and leaves a
+//! column blank where a value is absent (a dynamic member's GROUP-INSTANCE-ID), so rows are cut at
+//! the header's column positions rather than split on whitespace.
+
+use std::collections::BTreeMap;
+
+/// One row of `--describe --members --verbose`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMember {
+    pub group: String,
+    pub consumer_id: String,
+    /// `None` for a dynamic member.
+    pub group_instance_id: Option<String>,
+    pub host: String,
+    pub client_id: String,
+    pub partitions: u32,
+    /// topic → partitions currently assigned to this member.
+    pub assignment: BTreeMap<String, Vec<i32>>,
+}
+
+/// The row of `--describe --state`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupState {
+    pub group: String,
+    /// `host:port` of the coordinator.
+    pub coordinator: String,
+    pub coordinator_id: i32,
+    /// The protocol (assignor) the coordinator chose, e.g. `range`; empty while none is chosen.
+    pub assignment_strategy: String,
+    /// `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`, `Dead`, ...
+    pub state: String,
+    pub members: u32,
+}
+
+/// Splits a table into rows of (column name → cell), cutting each row at the header's columns.
+fn table(text: &str, first_column: &str) -> Vec<BTreeMap<String, String>> {
+    let mut rows = Vec::new();
+    let mut columns: Vec<(usize, String)> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(first_column) && line[first_column.len()..].starts_with(' ') {
+            columns = header_columns(line);
+            continue;
+        }
+        if columns.is_empty() || line.trim().is_empty() {
+            continue;
+        }
+        let mut row = BTreeMap::new();
+        for (i, (start, name)) in columns.iter().enumerate() {
+            let end = columns.get(i + 1).map_or(line.len(), |(s, _)| *s);
+            let cell = line.get(*start..end.min(line.len())).unwrap_or("").trim();
+            row.insert(name.clone(), cell.to_string());
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// Column start offsets and names. Names are single words, except "COORDINATOR (ID)": a word in
+/// parentheses belongs to the name before it.
+fn header_columns(header: &str) -> Vec<(usize, String)> {
+    let mut cols: Vec<(usize, String)> = Vec::new();
+    let mut offset = 0;
+    for word in header.split(' ') {
+        if !word.is_empty() {
+            match cols.last_mut() {
+                Some((_, name)) if word.starts_with('(') => {
+                    name.push(' ');
+                    name.push_str(word);
+                }
+                _ => cols.push((offset, word.to_string())),
+            }
+        }
+        offset += word.len() + 1;
+    }
+    cols
+}
+
+fn assignment(cell: &str) -> BTreeMap<String, Vec<i32>> {
+    let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for part in cell.split([';', ' ']).filter(|p| !p.is_empty() && *p != "-") {
+        if let Some((topic, parts)) = part.rsplit_once(':') {
+            let entry = out.entry(topic.to_string()).or_default();
+            entry.extend(parts.split(',').filter_map(|p| p.trim().parse::<i32>().ok()));
+            entry.sort_unstable();
+        }
+    }
+    out
+}
+
+/// Parses `ConsumerGroupCommand --describe --members --verbose` output.
+pub fn parse_describe_members(text: &str) -> Vec<GroupMember> {
+    table(text, "GROUP")
+        .into_iter()
+        .map(|row| {
+            let get = |k: &str| row.get(k).cloned().unwrap_or_default();
+            let instance = get("GROUP-INSTANCE-ID");
+            let assignment_cell = row
+                .get("CURRENT-ASSIGNMENT")
+                .or_else(|| row.get("ASSIGNMENT"))
+                .cloned()
+                .unwrap_or_default();
+            GroupMember {
+                group: get("GROUP"),
+                consumer_id: get("CONSUMER-ID"),
+                group_instance_id: (!instance.is_empty() && instance != "-").then_some(instance),
+                host: get("HOST"),
+                client_id: get("CLIENT-ID"),
+                partitions: get("#PARTITIONS").parse().unwrap_or(0),
+                assignment: assignment(&assignment_cell),
+            }
+        })
+        .collect()
+}
+
+/// Parses `ConsumerGroupCommand --describe --state` output; `None` if it holds no group row.
+pub fn parse_state(text: &str) -> Option<GroupState> {
+    let row = table(text, "GROUP").into_iter().next()?;
+    let get = |k: &str| row.get(k).cloned().unwrap_or_default();
+    let coord = get("COORDINATOR (ID)");
+    let (coordinator, id) = match coord.split_once('(') {
+        Some((addr, id)) => (addr.trim().to_string(), id.trim_end_matches(')').trim().parse().unwrap_or(-1)),
+        None => (coord.trim().to_string(), -1),
+    };
+    Some(GroupState {
+        group: get("GROUP"),
+        coordinator,
+        coordinator_id: id,
+        assignment_strategy: get("ASSIGNMENT-STRATEGY"),
+        state: get("STATE"),
+        members: get("#MEMBERS").parse().unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Printed by kafka-tools 4.4.0 ConsumerGroupCommand for a classic group with one static
+    // member (inst-1) and one dynamic member (blank GROUP-INSTANCE-ID), both VerifiableConsumer.
+    const MEMBERS: &str = "
+GROUP           CONSUMER-ID                                            GROUP-INSTANCE-ID HOST            CLIENT-ID              #PARTITIONS     CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT   
+gprobe          consumer-gprobe-1-60854ea3-906c-4276-93c1-3ec2c8f53d1e                   /127.0.0.1      consumer-gprobe-1      1               -               probe:2              -               -                   
+gprobe          inst-1-fbc4ecdb-5aa3-42a5-ae1a-71b82e1f5828            inst-1            /127.0.0.1      consumer-gprobe-inst-1 2               -               probe:0,1            -               -                   
+";
+
+    const STATE: &str = "
+GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                #MEMBERS
+gprobe          127.0.0.1:19192  (1)      range                Stable               2
+";
+
+    #[test]
+    fn parses_members_with_blank_instance_id() {
+        let m = parse_describe_members(MEMBERS);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].group_instance_id, None);
+        assert_eq!(m[0].client_id, "consumer-gprobe-1");
+        assert_eq!(m[0].assignment, BTreeMap::from([("probe".to_string(), vec![2])]));
+        assert_eq!(m[1].group_instance_id.as_deref(), Some("inst-1"));
+        assert_eq!(m[1].partitions, 2);
+        assert_eq!(m[1].assignment, BTreeMap::from([("probe".to_string(), vec![0, 1])]));
+    }
+
+    #[test]
+    fn parses_state() {
+        let s = parse_state(STATE).expect("a row");
+        assert_eq!(s.coordinator, "127.0.0.1:19192");
+        assert_eq!(s.coordinator_id, 1);
+        assert_eq!(s.assignment_strategy, "range");
+        assert_eq!(s.state, "Stable");
+        assert_eq!(s.members, 2);
+        assert_eq!(parse_state("Error: group not found"), None);
+    }
+}
