@@ -78,10 +78,17 @@ fn header_columns(header: &str) -> Vec<(usize, String)> {
 
 fn assignment(cell: &str) -> BTreeMap<String, Vec<i32>> {
     let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-    for part in cell.split([';', ' ']).filter(|p| !p.is_empty() && *p != "-") {
+    for part in cell
+        .split([';', ' '])
+        .filter(|p| !p.is_empty() && *p != "-")
+    {
         if let Some((topic, parts)) = part.rsplit_once(':') {
             let entry = out.entry(topic.to_string()).or_default();
-            entry.extend(parts.split(',').filter_map(|p| p.trim().parse::<i32>().ok()));
+            entry.extend(
+                parts
+                    .split(',')
+                    .filter_map(|p| p.trim().parse::<i32>().ok()),
+            );
             entry.sort_unstable();
         }
     }
@@ -119,7 +126,10 @@ pub fn parse_state(text: &str) -> Option<GroupState> {
     let get = |k: &str| row.get(k).cloned().unwrap_or_default();
     let coord = get("COORDINATOR (ID)");
     let (coordinator, id) = match coord.split_once('(') {
-        Some((addr, id)) => (addr.trim().to_string(), id.trim_end_matches(')').trim().parse().unwrap_or(-1)),
+        Some((addr, id)) => (
+            addr.trim().to_string(),
+            id.trim_end_matches(')').trim().parse().unwrap_or(-1),
+        ),
         None => (coord.trim().to_string(), -1),
     };
     Some(GroupState {
@@ -155,10 +165,16 @@ gprobe          127.0.0.1:19192  (1)      range                Stable           
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].group_instance_id, None);
         assert_eq!(m[0].client_id, "consumer-gprobe-1");
-        assert_eq!(m[0].assignment, BTreeMap::from([("probe".to_string(), vec![2])]));
+        assert_eq!(
+            m[0].assignment,
+            BTreeMap::from([("probe".to_string(), vec![2])])
+        );
         assert_eq!(m[1].group_instance_id.as_deref(), Some("inst-1"));
         assert_eq!(m[1].partitions, 2);
-        assert_eq!(m[1].assignment, BTreeMap::from([("probe".to_string(), vec![0, 1])]));
+        assert_eq!(
+            m[1].assignment,
+            BTreeMap::from([("probe".to_string(), vec![0, 1])])
+        );
     }
 
     #[test]

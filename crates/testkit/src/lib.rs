@@ -29,6 +29,16 @@ pub fn kafka_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kafka")
 }
 
+/// The Python interpreter of the peers' virtualenv (`scripts/setup` makes it, with PyPI
+/// `confluent-kafka`, i.e. librdkafka).
+pub fn peer_python() -> PathBuf {
+    let cache = std::env::var_os("MOORING_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/mooring")))
+        .unwrap_or_else(|| PathBuf::from(".cache/mooring"));
+    cache.join("venv/bin/python")
+}
+
 /// A name unique to this test run: `prefix-<pid>-<millis>-<counter>`.
 pub fn unique(prefix: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -76,7 +86,9 @@ impl Cluster {
                     env,
                     owned: false,
                 },
-                Err(why) => panic!("no Kafka broker for the integration tests ({why}): {HOW_TO_START}"),
+                Err(why) => {
+                    panic!("no Kafka broker for the integration tests ({why}): {HOW_TO_START}")
+                }
             },
         };
         if let Err(why) = cluster.wait_reachable(Duration::from_secs(5)) {
@@ -146,9 +158,12 @@ impl Cluster {
         let deadline = Instant::now() + timeout;
         loop {
             let reached = self.bootstrap().split(',').any(|addr| {
-                addr.to_socket_addrs().ok().and_then(|mut a| a.next()).is_some_and(|sa| {
-                    TcpStream::connect_timeout(&sa, Duration::from_millis(500)).is_ok()
-                })
+                addr.to_socket_addrs()
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .is_some_and(|sa| {
+                        TcpStream::connect_timeout(&sa, Duration::from_millis(500)).is_ok()
+                    })
             });
             if reached {
                 return Ok(());
@@ -207,7 +222,13 @@ impl Cluster {
     pub fn delete_topic(&self, topic: &str) {
         self.tool_ok(
             "TopicCommand",
-            &["--bootstrap-server", self.bootstrap(), "--delete", "--topic", topic],
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--delete",
+                "--topic",
+                topic,
+            ],
         );
     }
 
@@ -269,7 +290,14 @@ impl Cluster {
     pub fn end_offsets(&self, topic: &str) -> BTreeMap<i32, i64> {
         let out = self.tool_ok(
             "GetOffsetShell",
-            &["--bootstrap-server", self.bootstrap(), "--topic", topic, "--time", "-1"],
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--topic",
+                topic,
+                "--time",
+                "-1",
+            ],
         );
         out.lines()
             .filter_map(|line| {
