@@ -406,7 +406,11 @@ pub fn put_str(buf: &mut impl BufMut, s: Option<&str>, compact: bool) -> Result<
 }
 
 /// Writes (nullable) BYTES or COMPACT_(NULLABLE_)BYTES.
-pub fn put_bytes(buf: &mut impl BufMut, b: Option<&[u8]>, compact: bool) -> Result<(), EncodeError> {
+pub fn put_bytes(
+    buf: &mut impl BufMut,
+    b: Option<&[u8]>,
+    compact: bool,
+) -> Result<(), EncodeError> {
     put_length(buf, b.map(<[u8]>::len), compact, true, "bytes")?;
     if let Some(b) = b {
         buf.put_slice(b);
@@ -446,6 +450,7 @@ pub fn put_tagged_fields<'a>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
     use proptest::prelude::*;
@@ -495,7 +500,10 @@ mod tests {
             })
         );
         let err = str(false)(&[0x00, 0x05, b'a']).unwrap_err();
-        assert!(matches!(err, nom::Err::Error(DecodeError::LengthExceedsInput { len: 5, .. })));
+        assert!(matches!(
+            err,
+            nom::Err::Error(DecodeError::LengthExceedsInput { len: 5, .. })
+        ));
         let err = str(false)(&[0xff, 0xfe]).unwrap_err();
         assert_eq!(err, nom::Err::Error(DecodeError::NegativeLength(-2)));
     }
