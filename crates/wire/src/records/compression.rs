@@ -156,10 +156,13 @@ pub fn compress(
         }
         Compression::Zstd => {
             // The streaming encoder, like zstd-jni's ZstdOutputStream: no content size in the
-            // frame header, no checksum.
+            // frame header, no checksum. Java flushes before it ends the frame (closing its
+            // BufferedOutputStream does), which leaves an empty last block; so do we, and with the
+            // same libzstd the frames are byte-identical.
             let mut enc = zstd::stream::write::Encoder::new(Vec::new(), level.unwrap_or(3))
                 .map_err(|e| failed(&e))?;
             enc.write_all(input).map_err(|e| failed(&e))?;
+            enc.flush().map_err(|e| failed(&e))?;
             enc.finish().map_err(|e| failed(&e))
         }
     }
