@@ -384,3 +384,44 @@ impl Message {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_ranges_and_conditions() {
+        let v = |s| Versions::parse(s).expect("valid range");
+        assert_eq!(v("3+"), Versions(Some((3, i16::MAX))));
+        assert_eq!(v("0-7"), Versions(Some((0, 7))));
+        assert_eq!(v("5"), Versions(Some((5, 5))));
+        assert!(v("none").is_empty());
+        let valid = v("4-18");
+        assert_eq!(v("0+").condition(valid), None);
+        assert_eq!(v("7+").condition(valid).as_deref(), Some("version >= 7"));
+        assert_eq!(v("0-12").condition(valid).as_deref(), Some("version <= 12"));
+        assert_eq!(
+            v("7-12").condition(valid).as_deref(),
+            Some("(7..=12).contains(&version)")
+        );
+        assert_eq!(v("0-2").condition(valid).as_deref(), Some("false"));
+        assert_eq!(v("3+").describe(), "3+");
+    }
+
+    #[test]
+    fn names_become_snake_case() {
+        assert_eq!(snake("ThrottleTimeMs"), "throttle_time_ms");
+        assert_eq!(snake("timeoutMs"), "timeout_ms");
+        assert_eq!(snake("IsrNodes"), "isr_nodes");
+        assert_eq!(snake("Type"), "r#type");
+    }
+
+    #[test]
+    fn comment_lines_are_stripped() {
+        let m = parse_message(
+            "// Licensed...\n{ \"apiKey\": 12, \"type\": \"request\", \"name\": \"HeartbeatRequest\",\n  // note\n  \"validVersions\": \"0-4\", \"flexibleVersions\": \"4+\", \"fields\": [] }",
+        )
+        .expect("parses");
+        assert_eq!((m.api_key, m.name.as_str()), (12, "HeartbeatRequest"));
+    }
+}
