@@ -25,10 +25,7 @@ pub enum DecodeError {
     InvalidUtf8,
     /// A field holds a value the protocol does not allow (a bad enum value, a bad magic byte, ...).
     #[error("invalid value for {field}: {detail}")]
-    InvalidValue {
-        field: &'static str,
-        detail: String,
-    },
+    InvalidValue { field: &'static str, detail: String },
     /// The message exists, but not at this version (or this crate does not implement it).
     #[error("{api} version {version} is not supported")]
     UnsupportedVersion { api: &'static str, version: i16 },
@@ -57,7 +54,9 @@ impl ParseError<&[u8]> for DecodeError {
 impl From<nom::Err<DecodeError>> for DecodeError {
     fn from(err: nom::Err<DecodeError>) -> Self {
         match err {
-            nom::Err::Incomplete(nom::Needed::Size(n)) => DecodeError::Truncated { needed: n.get() },
+            nom::Err::Incomplete(nom::Needed::Size(n)) => {
+                DecodeError::Truncated { needed: n.get() }
+            }
             nom::Err::Incomplete(nom::Needed::Unknown) => DecodeError::Truncated { needed: 1 },
             nom::Err::Error(e) | nom::Err::Failure(e) => e,
         }
@@ -91,8 +90,5 @@ pub enum EncodeError {
     TooLong { what: &'static str, len: usize },
     /// A value cannot be represented (for example a record whose offset delta overflows).
     #[error("invalid value for {field}: {detail}")]
-    InvalidValue {
-        field: &'static str,
-        detail: String,
-    },
+    InvalidValue { field: &'static str, detail: String },
 }

@@ -1,0 +1,6 @@
+#![no_main]
+
+#[path = "../decoders.rs"]
+mod decoders;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| decoders::subscription(data));
