@@ -266,21 +266,42 @@ impl Cluster {
     }
 
     /// Produces `count` records whose values are the decimal integers 0..count (Kafka's
-    /// VerifiableProducer), and returns how many the tool saw acknowledged.
-    pub fn produce_verifiable(&self, topic: &str, count: u64) -> u64 {
-        let out = self.tool_ok(
-            "VerifiableProducer",
-            &[
-                "--bootstrap-server",
-                self.bootstrap(),
-                "--topic",
-                topic,
-                "--max-messages",
-                &count.to_string(),
-                "--acks",
-                "-1",
-            ],
-        );
+    /// VerifiableProducer, keys cycling through `0..keys` when `keys > 0`), with extra producer
+    /// properties such as `compression.type`. Returns how many the tool saw acknowledged.
+    pub fn produce_verifiable(
+        &self,
+        topic: &str,
+        count: u64,
+        keys: u32,
+        producer_props: &[(&str, &str)],
+    ) -> u64 {
+        let dir = std::env::temp_dir().join(unique("producer"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let config = dir.join("producer.properties");
+        let props: String = producer_props
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect();
+        std::fs::write(&config, props).expect("write producer config");
+        let count_arg = count.to_string();
+        let keys_arg = keys.to_string();
+        let mut args = vec![
+            "--bootstrap-server",
+            self.bootstrap(),
+            "--topic",
+            topic,
+            "--max-messages",
+            &count_arg,
+            "--acks",
+            "-1",
+            "--producer.config",
+            config.to_str().expect("utf-8 temp path"),
+        ];
+        if keys > 0 {
+            args.extend(["--repeating-keys", &keys_arg]);
+        }
+        let out = self.tool_ok("VerifiableProducer", &args);
+        let _ = std::fs::remove_dir_all(&dir);
         out.lines()
             .filter(|l| l.contains("\"name\":\"producer_send_success\""))
             .count() as u64
