@@ -1,9 +1,15 @@
 //! mooring-coordinator: the Kafka group coordinator client.
 //!
 //! Async broker connections (tokio), metadata, FindCoordinator, the group membership state machine
-//! (JoinGroup → SyncGroup → Heartbeat → LeaveGroup, generations, eager and cooperative rebalancing,
-//! static membership), the partition assignors, offset commit/fetch and the admin look-ups the
-//! sidecar needs.
+//! (JoinGroup → SyncGroup → Heartbeat → LeaveGroup, generations, eager and cooperative
+//! rebalancing, static membership), the partition assignors, offset commit/fetch and the admin
+//! look-ups the sidecar needs.
 //!
 //! It depends on `mooring-wire` for every byte it sends or reads and must never depend on the
 //! consumer runtime (`mooring-consumer`) or the sidecar: arrows only point down.
+
+pub mod error;
+pub mod transport;
+
+pub use error::{Error, Result};
+pub use transport::GroupTransport;

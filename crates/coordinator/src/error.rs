@@ -1,0 +1,92 @@
+//! The coordinator crate's errors: what failed, on which broker, for which request or group.
+//! Every variant is plain data and `Clone`, so one failure can be handed to every waiter of a
+//! connection that died.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mooring_wire::error_code::ErrorCode;
+use mooring_wire::{DecodeError, EncodeError};
+
+/// A failure of the coordinator client.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration key is unknown or its value is invalid.
+    #[error("config {key}: {message}")]
+    Config { key: String, message: String },
+    /// The socket failed (connect, read or write).
+    #[error("I/O error talking to {broker}: {source}")]
+    Io {
+        broker: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The connection closed while a request was in flight.
+    #[error("connection to {broker} closed")]
+    Disconnected { broker: String },
+    /// No response within the request timeout.
+    #[error("{api} to {broker} timed out after {after:?}")]
+    Timeout {
+        api: &'static str,
+        broker: String,
+        after: Duration,
+    },
+    /// TLS setup or handshake failed.
+    #[error("TLS with {broker}: {message}")]
+    Tls { broker: String, message: String },
+    /// SASL authentication failed. Fatal: retrying with the same credentials cannot help, so no
+    /// reconnect storm follows.
+    #[error("SASL {mechanism} authentication to {broker} failed: {message}")]
+    Authentication {
+        broker: String,
+        mechanism: String,
+        message: String,
+    },
+    /// The broker and this client share no version of an API.
+    #[error("{api}: no version in common with {broker}")]
+    UnsupportedVersion { api: &'static str, broker: String },
+    /// A request could not be encoded.
+    #[error("encoding {api}: {source}")]
+    Encode {
+        api: &'static str,
+        #[source]
+        source: EncodeError,
+    },
+    /// A response could not be decoded: the broker sent bytes we cannot read.
+    #[error("decoding {api} from {broker}: {source}")]
+    Decode {
+        api: &'static str,
+        broker: String,
+        #[source]
+        source: DecodeError,
+    },
+    /// The broker answered with an error code.
+    #[error("{api} failed: {code}{}", message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default())]
+    Broker {
+        api: &'static str,
+        code: ErrorCode,
+        message: Option<String>,
+    },
+    /// Another process joined with this member's `group.instance.id` (KIP-345): this member is
+    /// fenced and must not fight for the id.
+    #[error("group {group}: instance id {instance_id} was taken over by another member (FENCED_INSTANCE_ID)")]
+    FencedInstanceId { group: String, instance_id: String },
+    /// The client or member was closed.
+    #[error("closed")]
+    Closed,
+}
+
+impl Error {
+    /// Whether retrying the same operation (possibly after rediscovery or reconnect) can succeed.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Io { .. } | Error::Disconnected { .. } | Error::Timeout { .. } => true,
+            Error::Broker { code, .. } => code.is_retriable(),
+            _ => false,
+        }
+    }
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
