@@ -21,7 +21,9 @@ use criterion::{Criterion, Throughput};
 use mooring_wire::messages::fetch::{FetchableTopicResponse, PartitionData};
 use mooring_wire::messages::{FetchResponse, Message};
 use mooring_wire::primitives::Uuid;
-use mooring_wire::records::{BatchItem, BatchReader, Compression, Header, Record, RecordBatch};
+use mooring_wire::records::{
+    BatchItem, BatchReader, Compression, Header, HeaderKey, Record, RecordBatch,
+};
 
 const VERSION: i16 = 16;
 const RECORDS: usize = 10_000;
@@ -92,7 +94,7 @@ fn records() -> Vec<Vec<Record>> {
                         Some(value(&mut rng)),
                     )
                     .with_header(Header {
-                        key: "traceparent".into(),
+                        key: HeaderKey::from_static("traceparent"),
                         value: Some(trace),
                     })
                 })

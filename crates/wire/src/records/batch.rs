@@ -477,26 +477,21 @@ impl RawBatch {
         }
         // Every record takes at least 7 bytes: never trust the count for the allocation.
         let mut records = Vec::with_capacity((declared as usize).min(data.len() / 7));
-        let mut input: &[u8] = &data;
+        let mut pos = 0;
         for index in 0..declared as usize {
-            if input.is_empty() {
+            if pos == data.len() {
                 return Err(self.error(RecordsErrorKind::RecordCount {
                     declared,
                     found: index,
                 }));
             }
-            let (rest, record) = parse_record(&data, input, h.base_offset, h.base_timestamp)
-                .map_err(|e| {
-                    self.error(RecordsErrorKind::Record {
-                        index,
-                        source: e.into(),
-                    })
-                })?;
+            let (record, next) = parse_record(&data, pos, h.base_offset, h.base_timestamp)
+                .map_err(|source| self.error(RecordsErrorKind::Record { index, source }))?;
             records.push(record);
-            input = rest;
+            pos = next;
         }
-        if !input.is_empty() {
-            return Err(self.error(RecordsErrorKind::TrailingBytes(input.len())));
+        if pos != data.len() {
+            return Err(self.error(RecordsErrorKind::TrailingBytes(data.len() - pos)));
         }
         Ok(records)
     }

@@ -13,21 +13,126 @@ use bytes::Bytes;
 
 use crate::error::{DecodeError, EncodeError};
 use crate::primitives::{
-    int8, put_varint, put_varlong, take, varint, varint_len, varlong, varlong_len, PResult,
+    put_varint, put_varlong, unsigned_varint, unsigned_varlong, varint_len, varlong_len,
 };
+
+/// A header key: UTF-8 text (the Java client writes and reads keys as strings).
+///
+/// Decoded keys share the batch's buffer, like keys and values do, so headers cost no allocation
+/// per key. The text is checked to be UTF-8 when the key is made (a record whose header key is
+/// not is refused as [`DecodeError::InvalidUtf8`]); [`HeaderKey::as_str`] checks it again, which
+/// for a short key is a handful of instructions (this crate has no `unsafe`).
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HeaderKey(Bytes);
+
+impl HeaderKey {
+    /// A key from bytes that must be UTF-8.
+    pub fn from_utf8(bytes: Bytes) -> Result<Self, DecodeError> {
+        // Keys are almost always ASCII, which is checked faster than UTF-8 in general.
+        if bytes.is_ascii() || std::str::from_utf8(&bytes).is_ok() {
+            Ok(HeaderKey(bytes))
+        } else {
+            Err(DecodeError::InvalidUtf8)
+        }
+    }
+
+    /// A key from a static string, without copying.
+    pub const fn from_static(key: &'static str) -> Self {
+        HeaderKey(Bytes::from_static(key.as_bytes()))
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The key's UTF-8 bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The key's bytes, shared.
+    pub fn to_bytes(&self) -> Bytes {
+        self.0.clone()
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the key is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for HeaderKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for HeaderKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for HeaderKey {
+    fn from(key: &str) -> Self {
+        HeaderKey(Bytes::copy_from_slice(key.as_bytes()))
+    }
+}
+
+impl From<String> for HeaderKey {
+    fn from(key: String) -> Self {
+        HeaderKey(Bytes::from(key.into_bytes()))
+    }
+}
+
+impl From<&String> for HeaderKey {
+    fn from(key: &String) -> Self {
+        key.as_str().into()
+    }
+}
+
+impl From<HeaderKey> for String {
+    fn from(key: HeaderKey) -> Self {
+        key.as_str().to_owned()
+    }
+}
+
+impl PartialEq<str> for HeaderKey {
+    fn eq(&self, other: &str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for HeaderKey {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<String> for HeaderKey {
+    fn eq(&self, other: &String) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
 
 /// A record header: a UTF-8 key and a nullable value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Header {
     /// The header key (the Java client only writes strings here).
-    pub key: String,
+    pub key: HeaderKey,
     /// The header value; `None` is a null value, distinct from an empty one.
     pub value: Option<Bytes>,
 }
 
 impl Header {
     /// A header with a value.
-    pub fn new(key: impl Into<String>, value: impl Into<Bytes>) -> Self {
+    pub fn new(key: impl Into<HeaderKey>, value: impl Into<Bytes>) -> Self {
         Header {
             key: key.into(),
             value: Some(value.into()),
@@ -75,80 +180,147 @@ impl Record {
     }
 }
 
-fn invalid(field: &'static str, detail: String) -> nom::Err<DecodeError> {
-    nom::Err::Error(DecodeError::InvalidValue { field, detail })
+fn invalid(field: &'static str, detail: String) -> DecodeError {
+    DecodeError::InvalidValue { field, detail }
 }
 
-/// A varint length prefix followed by that many bytes, -1 meaning null.
-fn varint_nullable_bytes<'a>(
-    input: &'a [u8],
-    field: &'static str,
-) -> PResult<'a, Option<&'a [u8]>> {
-    let (rest, len) = varint(input)?;
-    match len {
-        -1 => Ok((rest, None)),
-        n if n < 0 => Err(invalid(field, format!("negative length {n}"))),
-        n => {
-            let n = n as usize;
-            if n > rest.len() {
-                return Err(nom::Err::Error(DecodeError::LengthExceedsInput {
-                    len: n as u64,
-                    remaining: rest.len(),
-                }));
+/// A read position inside one record, over the whole (decompressed) records section so that
+/// fields are sliced out of it by offset: one bounds check per field, no `nom` plumbing, no
+/// pointer arithmetic per slice. This is the consumer's inner loop (one call per record).
+struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// The end of the current record (or of the section, before the record's length is read).
+    end: usize,
+}
+
+impl Cursor<'_> {
+    fn left(&self) -> usize {
+        self.end - self.pos
+    }
+
+    fn byte(&mut self) -> Result<u8, DecodeError> {
+        if self.pos < self.end {
+            let b = self.buf[self.pos];
+            self.pos += 1;
+            Ok(b)
+        } else {
+            Err(DecodeError::Truncated { needed: 1 })
+        }
+    }
+
+    /// VARINT (zigzag). Lengths and deltas are mostly under 64 or 8192: one or two bytes.
+    #[inline]
+    fn varint(&mut self) -> Result<i32, DecodeError> {
+        let u = match self.buf[self.pos..self.end] {
+            [b0, ..] if b0 < 0x80 => {
+                self.pos += 1;
+                u32::from(b0)
             }
-            let (head, tail) = rest.split_at(n);
-            Ok((tail, Some(head)))
+            [b0, b1, ..] if b1 < 0x80 => {
+                self.pos += 2;
+                u32::from(b0 & 0x7f) | u32::from(b1) << 7
+            }
+            _ => {
+                let (rest, u) = unsigned_varint(&self.buf[self.pos..self.end])?;
+                self.pos = self.end - rest.len();
+                u
+            }
+        };
+        Ok(((u >> 1) as i32) ^ -((u & 1) as i32))
+    }
+
+    /// VARLONG (zigzag).
+    #[inline]
+    fn varlong(&mut self) -> Result<i64, DecodeError> {
+        let u = match self.buf[self.pos..self.end] {
+            [b0, ..] if b0 < 0x80 => {
+                self.pos += 1;
+                u64::from(b0)
+            }
+            _ => {
+                let (rest, u) = unsigned_varlong(&self.buf[self.pos..self.end])?;
+                self.pos = self.end - rest.len();
+                u
+            }
+        };
+        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+    }
+
+    /// A varint length prefix and that many bytes, -1 meaning null: the field's range.
+    #[inline]
+    fn nullable(&mut self, field: &'static str) -> Result<Option<(usize, usize)>, DecodeError> {
+        match self.varint()? {
+            -1 => Ok(None),
+            n if n < 0 => Err(invalid(field, format!("negative length {n}"))),
+            n => {
+                let n = n as usize;
+                if n > self.left() {
+                    return Err(DecodeError::LengthExceedsInput {
+                        len: n as u64,
+                        remaining: self.left(),
+                    });
+                }
+                let start = self.pos;
+                self.pos += n;
+                Ok(Some((start, self.pos)))
+            }
         }
     }
 }
 
-/// Parses one record from `input`, a sub-slice of `backing`, slicing keys and values out of
-/// `backing` without copying.
-pub(crate) fn parse_record<'a>(
-    backing: &Bytes,
-    input: &'a [u8],
+/// Parses the record starting at `pos` in `data` (a batch's records section), slicing keys and
+/// values out of `data` without copying. Returns the record and where the next one starts.
+pub(crate) fn parse_record(
+    data: &Bytes,
+    pos: usize,
     base_offset: i64,
     base_timestamp: i64,
-) -> PResult<'a, Record> {
-    let (rest, len) = varint(input)?;
+) -> Result<(Record, usize), DecodeError> {
+    let mut c = Cursor {
+        buf: data,
+        pos,
+        end: data.len(),
+    };
+    let len = c.varint()?;
     if len < 0 {
         return Err(invalid("record length", format!("negative length {len}")));
     }
-    let (after, body) = take(len as usize)(rest).map_err(|_| {
-        nom::Err::Error(DecodeError::LengthExceedsInput {
+    if len as usize > c.left() {
+        return Err(DecodeError::LengthExceedsInput {
             len: len as u64,
-            remaining: rest.len(),
-        })
-    })?;
-    let slice = |s: Option<&[u8]>| s.map(|s| backing.slice_ref(s));
+            remaining: c.left(),
+        });
+    }
+    c.end = c.pos + len as usize;
+    let slice = |r: Option<(usize, usize)>| r.map(|(start, end)| data.slice(start..end));
 
-    let (b, attributes) = int8(body)?;
-    let (b, timestamp_delta) = varlong(b)?;
-    let (b, offset_delta) = varint(b)?;
-    let (b, key) = varint_nullable_bytes(b, "record key")?;
-    let (b, value) = varint_nullable_bytes(b, "record value")?;
-    let (mut b, count) = varint(b)?;
-    if count < 0 || count as usize > b.len() {
+    let attributes = c.byte()? as i8;
+    let timestamp_delta = c.varlong()?;
+    let offset_delta = c.varint()?;
+    let key = c.nullable("record key")?;
+    let value = c.nullable("record value")?;
+    let count = c.varint()?;
+    if count < 0 || count as usize > c.left() {
         return Err(invalid(
             "record header count",
-            format!("{count} with {} byte(s) left", b.len()),
+            format!("{count} with {} byte(s) left", c.left()),
         ));
     }
     let mut headers = Vec::with_capacity(count as usize);
     for _ in 0..count {
-        let (r, hkey) = varint_nullable_bytes(b, "header key")?;
-        let hkey = hkey.ok_or_else(|| invalid("header key", "null".into()))?;
-        let hkey =
-            std::str::from_utf8(hkey).map_err(|_| nom::Err::Error(DecodeError::InvalidUtf8))?;
-        let (r, hvalue) = varint_nullable_bytes(r, "header value")?;
+        let (start, end) = c
+            .nullable("header key")?
+            .ok_or_else(|| invalid("header key", "null".into()))?;
+        let key = HeaderKey::from_utf8(data.slice(start..end))?;
+        let value = c.nullable("header value")?;
         headers.push(Header {
-            key: hkey.to_owned(),
-            value: slice(hvalue),
+            key,
+            value: slice(value),
         });
-        b = r;
     }
-    if !b.is_empty() {
-        return Err(nom::Err::Error(DecodeError::TrailingBytes(b.len())));
+    if c.left() != 0 {
+        return Err(DecodeError::TrailingBytes(c.left()));
     }
     let record = Record {
         attributes,
@@ -158,7 +330,7 @@ pub(crate) fn parse_record<'a>(
         value: slice(value),
         headers,
     };
-    Ok((after, record))
+    Ok((record, c.end))
 }
 
 fn len_i32(what: &'static str, len: usize) -> Result<i32, EncodeError> {

@@ -249,7 +249,10 @@ fn arb_bytes() -> impl Strategy<Value = Option<Bytes>> {
 }
 
 fn arb_record() -> impl Strategy<Value = (i64, i8, Option<Bytes>, Option<Bytes>, Vec<Header>)> {
-    let header = ("[a-z]{0,8}", arb_bytes()).prop_map(|(key, value)| Header { key, value });
+    let header = ("[a-z]{0,8}", arb_bytes()).prop_map(|(key, value)| Header {
+        key: key.into(),
+        value,
+    });
     (
         any::<i64>(),
         any::<i8>(),
