@@ -485,10 +485,8 @@ impl RawBatch {
                     found: index,
                 }));
             }
-            let (record, next) = parse_record(&data, pos, h.base_offset, h.base_timestamp)
+            pos = parse_record(&data, pos, h.base_offset, h.base_timestamp, &mut records)
                 .map_err(|source| self.error(RecordsErrorKind::Record { index, source }))?;
-            records.push(record);
-            pos = next;
         }
         if pos != data.len() {
             return Err(self.error(RecordsErrorKind::TrailingBytes(data.len() - pos)));
@@ -776,7 +774,7 @@ impl RecordBatchBuilder {
     ) -> Self {
         let offset = self.next_offset;
         let mut r = Record::new(offset, timestamp, key, value);
-        r.headers = headers;
+        r.headers = headers.into();
         self.push(r)
     }
 

@@ -45,7 +45,7 @@ pub use batch::{
 pub use compression::{Compression, CompressionError};
 pub use control::{ControlRecord, ControlRecordType, EndTxnMarker};
 pub use error::{BatchLocation, RecordsError, RecordsErrorKind};
-pub use record::{Header, HeaderKey, Record};
+pub use record::{Header, HeaderKey, Headers, HeadersIntoIter, Record};
 
 #[cfg(test)]
 mod tests;

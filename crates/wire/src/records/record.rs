@@ -140,6 +140,187 @@ impl Header {
     }
 }
 
+/// A record's headers, in wire order (keys may repeat).
+///
+/// A `Vec<Header>` that keeps a single header inline: most records carry none or one (a trace
+/// id, a content type), and the decoder would otherwise allocate once per record for it. Derefs
+/// to `[Header]` for reading (`len`, `iter`, indexing), and converts from and into `Vec<Header>`.
+#[derive(Clone, Default)]
+pub struct Headers(HeadersRepr);
+
+#[derive(Clone)]
+enum HeadersRepr {
+    One(Header),
+    Many(Vec<Header>),
+}
+
+impl Default for HeadersRepr {
+    fn default() -> Self {
+        HeadersRepr::Many(Vec::new())
+    }
+}
+
+impl Headers {
+    /// No headers (no allocation).
+    pub const fn new() -> Self {
+        Headers(HeadersRepr::Many(Vec::new()))
+    }
+
+    /// Room for `n` headers; allocates only for two or more.
+    pub fn with_capacity(n: usize) -> Self {
+        if n <= 1 {
+            Headers::new()
+        } else {
+            Headers(HeadersRepr::Many(Vec::with_capacity(n)))
+        }
+    }
+
+    /// Appends a header.
+    pub fn push(&mut self, header: Header) {
+        self.0 = match std::mem::take(&mut self.0) {
+            HeadersRepr::Many(v) if v.capacity() == 0 => HeadersRepr::One(header),
+            HeadersRepr::Many(mut v) => {
+                v.push(header);
+                HeadersRepr::Many(v)
+            }
+            HeadersRepr::One(first) => HeadersRepr::Many(vec![first, header]),
+        };
+    }
+
+    /// The headers as a `Vec`.
+    pub fn into_vec(self) -> Vec<Header> {
+        match self.0 {
+            HeadersRepr::One(h) => vec![h],
+            HeadersRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::Deref for Headers {
+    type Target = [Header];
+
+    fn deref(&self) -> &[Header] {
+        match &self.0 {
+            HeadersRepr::One(h) => std::slice::from_ref(h),
+            HeadersRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Headers {
+    fn deref_mut(&mut self) -> &mut [Header] {
+        match &mut self.0 {
+            HeadersRepr::One(h) => std::slice::from_mut(h),
+            HeadersRepr::Many(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Headers {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Headers {}
+
+impl PartialEq<Vec<Header>> for Headers {
+    fn eq(&self, other: &Vec<Header>) -> bool {
+        **self == **other
+    }
+}
+
+impl std::hash::Hash for Headers {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl From<Vec<Header>> for Headers {
+    fn from(v: Vec<Header>) -> Self {
+        Headers(HeadersRepr::Many(v))
+    }
+}
+
+impl From<Headers> for Vec<Header> {
+    fn from(h: Headers) -> Self {
+        h.into_vec()
+    }
+}
+
+impl FromIterator<Header> for Headers {
+    fn from_iter<I: IntoIterator<Item = Header>>(iter: I) -> Self {
+        let mut headers = Headers::new();
+        headers.extend(iter);
+        headers
+    }
+}
+
+impl Extend<Header> for Headers {
+    fn extend<I: IntoIterator<Item = Header>>(&mut self, iter: I) {
+        for h in iter {
+            self.push(h);
+        }
+    }
+}
+
+impl IntoIterator for Headers {
+    type Item = Header;
+    type IntoIter = HeadersIntoIter;
+
+    fn into_iter(self) -> HeadersIntoIter {
+        HeadersIntoIter(match self.0 {
+            HeadersRepr::One(h) => IntoIterRepr::One(Some(h).into_iter()),
+            HeadersRepr::Many(v) => IntoIterRepr::Many(v.into_iter()),
+        })
+    }
+}
+
+impl<'a> IntoIterator for &'a Headers {
+    type Item = &'a Header;
+    type IntoIter = std::slice::Iter<'a, Header>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Headers {
+    type Item = &'a mut Header;
+    type IntoIter = std::slice::IterMut<'a, Header>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+/// The owning iterator of [`Headers`].
+#[derive(Debug)]
+pub struct HeadersIntoIter(IntoIterRepr);
+
+#[derive(Debug)]
+enum IntoIterRepr {
+    One(std::option::IntoIter<Header>),
+    Many(std::vec::IntoIter<Header>),
+}
+
+impl Iterator for HeadersIntoIter {
+    type Item = Header;
+
+    fn next(&mut self) -> Option<Header> {
+        match &mut self.0 {
+            IntoIterRepr::One(one) => one.next(),
+            IntoIterRepr::Many(many) => many.next(),
+        }
+    }
+}
+
 /// A record with its absolute offset and timestamp (the batch's base plus the record's deltas).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Record {
@@ -157,7 +338,7 @@ pub struct Record {
     /// The value; `None` is a null value (a tombstone on a compacted topic).
     pub value: Option<Bytes>,
     /// The headers, in wire order (keys may repeat).
-    pub headers: Vec<Header>,
+    pub headers: Headers,
 }
 
 impl Record {
@@ -169,7 +350,7 @@ impl Record {
             timestamp,
             key,
             value,
-            headers: Vec::new(),
+            headers: Headers::new(),
         }
     }
 
@@ -184,35 +365,53 @@ fn invalid(field: &'static str, detail: String) -> DecodeError {
     DecodeError::InvalidValue { field, detail }
 }
 
+/// The error paths of the parser below, kept out of line so the inner loop stays small.
+#[cold]
+#[inline(never)]
+fn negative(field: &'static str, n: i32) -> DecodeError {
+    invalid(field, format!("negative length {n}"))
+}
+
+#[cold]
+#[inline(never)]
+fn exceeds(len: usize, remaining: usize) -> DecodeError {
+    DecodeError::LengthExceedsInput {
+        len: len as u64,
+        remaining,
+    }
+}
+
 /// A read position inside one record, over the whole (decompressed) records section so that
 /// fields are sliced out of it by offset: one bounds check per field, no `nom` plumbing, no
 /// pointer arithmetic per slice. This is the consumer's inner loop (one call per record).
 struct Cursor<'a> {
-    buf: &'a [u8],
+    data: &'a Bytes,
     pos: usize,
     /// The end of the current record (or of the section, before the record's length is read).
     end: usize,
 }
 
 impl Cursor<'_> {
+    #[inline(always)]
     fn left(&self) -> usize {
         self.end - self.pos
     }
 
+    #[inline(always)]
     fn byte(&mut self) -> Result<u8, DecodeError> {
-        if self.pos < self.end {
-            let b = self.buf[self.pos];
-            self.pos += 1;
-            Ok(b)
-        } else {
-            Err(DecodeError::Truncated { needed: 1 })
+        match self.data[..self.end].get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(DecodeError::Truncated { needed: 1 }),
         }
     }
 
     /// VARINT (zigzag). Lengths and deltas are mostly under 64 or 8192: one or two bytes.
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<i32, DecodeError> {
-        let u = match self.buf[self.pos..self.end] {
+        let u = match self.data[self.pos..self.end] {
             [b0, ..] if b0 < 0x80 => {
                 self.pos += 1;
                 u32::from(b0)
@@ -221,79 +420,102 @@ impl Cursor<'_> {
                 self.pos += 2;
                 u32::from(b0 & 0x7f) | u32::from(b1) << 7
             }
-            _ => {
-                let (rest, u) = unsigned_varint(&self.buf[self.pos..self.end])?;
-                self.pos = self.end - rest.len();
-                u
-            }
+            _ => self.varint_slow()?,
         };
         Ok(((u >> 1) as i32) ^ -((u & 1) as i32))
     }
 
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u32, DecodeError> {
+        let (rest, u) = unsigned_varint(&self.data[self.pos..self.end])?;
+        self.pos = self.end - rest.len();
+        Ok(u)
+    }
+
     /// VARLONG (zigzag).
-    #[inline]
+    #[inline(always)]
     fn varlong(&mut self) -> Result<i64, DecodeError> {
-        let u = match self.buf[self.pos..self.end] {
+        let u = match self.data[self.pos..self.end] {
             [b0, ..] if b0 < 0x80 => {
                 self.pos += 1;
                 u64::from(b0)
             }
-            _ => {
-                let (rest, u) = unsigned_varlong(&self.buf[self.pos..self.end])?;
-                self.pos = self.end - rest.len();
-                u
-            }
+            _ => self.varlong_slow()?,
         };
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
+    #[inline(never)]
+    fn varlong_slow(&mut self) -> Result<u64, DecodeError> {
+        let (rest, u) = unsigned_varlong(&self.data[self.pos..self.end])?;
+        self.pos = self.end - rest.len();
+        Ok(u)
+    }
+
     /// A varint length prefix and that many bytes, -1 meaning null: the field's range.
-    #[inline]
-    fn nullable(&mut self, field: &'static str) -> Result<Option<(usize, usize)>, DecodeError> {
-        match self.varint()? {
-            -1 => Ok(None),
-            n if n < 0 => Err(invalid(field, format!("negative length {n}"))),
-            n => {
-                let n = n as usize;
-                if n > self.left() {
-                    return Err(DecodeError::LengthExceedsInput {
-                        len: n as u64,
-                        remaining: self.left(),
-                    });
-                }
-                let start = self.pos;
-                self.pos += n;
-                Ok(Some((start, self.pos)))
-            }
+    #[inline(always)]
+    fn nullable_range(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<(usize, usize)>, DecodeError> {
+        let n = self.varint()?;
+        if n < 0 {
+            return if n == -1 {
+                Ok(None)
+            } else {
+                Err(negative(field, n))
+            };
         }
+        let n = n as usize;
+        if n > self.left() {
+            return Err(exceeds(n, self.left()));
+        }
+        let start = self.pos;
+        self.pos += n;
+        Ok(Some((start, self.pos)))
+    }
+
+    /// A nullable byte field, sliced out of the section without copying.
+    #[inline(always)]
+    fn nullable(&mut self, field: &'static str) -> Result<Option<Bytes>, DecodeError> {
+        Ok(self
+            .nullable_range(field)?
+            .map(|(start, end)| self.data.slice(start..end)))
+    }
+
+    #[inline(always)]
+    fn header(&mut self) -> Result<Header, DecodeError> {
+        let (start, end) = self
+            .nullable_range("header key")?
+            .ok_or_else(|| invalid("header key", "null".into()))?;
+        let key = HeaderKey::from_utf8(self.data.slice(start..end))?;
+        let value = self.nullable("header value")?;
+        Ok(Header { key, value })
     }
 }
 
-/// Parses the record starting at `pos` in `data` (a batch's records section), slicing keys and
-/// values out of `data` without copying. Returns the record and where the next one starts.
+/// Parses the record starting at `pos` in `data` (a batch's records section) into `out`, slicing
+/// keys and values out of `data` without copying. Returns where the next record starts.
 pub(crate) fn parse_record(
     data: &Bytes,
     pos: usize,
     base_offset: i64,
     base_timestamp: i64,
-) -> Result<(Record, usize), DecodeError> {
+    out: &mut Vec<Record>,
+) -> Result<usize, DecodeError> {
     let mut c = Cursor {
-        buf: data,
+        data,
         pos,
         end: data.len(),
     };
     let len = c.varint()?;
     if len < 0 {
-        return Err(invalid("record length", format!("negative length {len}")));
+        return Err(negative("record length", len));
     }
     if len as usize > c.left() {
-        return Err(DecodeError::LengthExceedsInput {
-            len: len as u64,
-            remaining: c.left(),
-        });
+        return Err(exceeds(len as usize, c.left()));
     }
     c.end = c.pos + len as usize;
-    let slice = |r: Option<(usize, usize)>| r.map(|(start, end)| data.slice(start..end));
 
     let attributes = c.byte()? as i8;
     let timestamp_delta = c.varlong()?;
@@ -307,30 +529,29 @@ pub(crate) fn parse_record(
             format!("{count} with {} byte(s) left", c.left()),
         ));
     }
-    let mut headers = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        let (start, end) = c
-            .nullable("header key")?
-            .ok_or_else(|| invalid("header key", "null".into()))?;
-        let key = HeaderKey::from_utf8(data.slice(start..end))?;
-        let value = c.nullable("header value")?;
-        headers.push(Header {
-            key,
-            value: slice(value),
-        });
-    }
+    let headers = match count {
+        0 => Headers::new(),
+        1 => Headers(HeadersRepr::One(c.header()?)),
+        n => {
+            let mut v = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                v.push(c.header()?);
+            }
+            Headers(HeadersRepr::Many(v))
+        }
+    };
     if c.left() != 0 {
         return Err(DecodeError::TrailingBytes(c.left()));
     }
-    let record = Record {
+    out.push(Record {
         attributes,
         offset: base_offset.wrapping_add(i64::from(offset_delta)),
         timestamp: base_timestamp.wrapping_add(timestamp_delta),
-        key: slice(key),
-        value: slice(value),
+        key,
+        value,
         headers,
-    };
-    Ok((record, c.end))
+    });
+    Ok(c.end)
 }
 
 fn len_i32(what: &'static str, len: usize) -> Result<i32, EncodeError> {

@@ -284,7 +284,7 @@ prop_compose! {
         for (gap, (ts, attrs, key, value, headers)) in gaps.iter().zip(records) {
             let mut r = Record::new(offset, ts, key, value);
             r.attributes = attrs;
-            r.headers = headers;
+            r.headers = headers.into();
             builder = builder.push(r);
             offset += gap;
         }
