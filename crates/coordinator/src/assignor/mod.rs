@@ -4,10 +4,22 @@
 //! Names and algorithms are Java's, so a group mixing our members with Java (or librdkafka)
 //! members agrees whichever member leads.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
+
+// The hash-order helpers and `Member::subscription` serve the sticky assignors (next commit).
+#[allow(dead_code)]
+mod java;
+mod range;
+mod roundrobin;
+#[cfg(test)]
+#[allow(dead_code)]
+mod testkit;
+
+pub use range::RangeAssignor;
+pub use roundrobin::RoundRobinAssignor;
 
 /// Which rebalance protocol an assignor supports (KIP-429).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +63,89 @@ pub trait Assignor: Send + Sync + std::fmt::Debug {
 
 /// The assignor with Java's protocol `name`, if we implement it.
 pub fn by_name(name: &str) -> Option<Box<dyn Assignor>> {
-    let _ = name;
-    None
+    match name {
+        range::NAME => Some(Box::new(RangeAssignor)),
+        roundrobin::NAME => Some(Box::new(RoundRobinAssignor)),
+        _ => None,
+    }
+}
+
+/// A member as the assignors use it: its subscription with the topics de-duplicated.
+#[derive(Debug)]
+pub(crate) struct Member<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) instance_id: Option<&'a str>,
+    pub(crate) topics: BTreeSet<&'a str>,
+    #[allow(dead_code)]
+    pub(crate) subscription: &'a Subscription,
+}
+
+/// The members in JoinGroup order, each member id once. Java's leader puts them in a `HashMap`
+/// keyed by member id, so a repeated id (which the coordinator never sends) keeps its first
+/// position and its last subscription; we do the same.
+pub(crate) fn normalize(list: &[MemberSubscription]) -> Vec<Member<'_>> {
+    let mut out: Vec<Member<'_>> = Vec::with_capacity(list.len());
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in list {
+        let member = Member {
+            id: &m.member_id,
+            instance_id: m.group_instance_id.as_deref(),
+            topics: m.subscription.topics.iter().map(String::as_str).collect(),
+            subscription: &m.subscription,
+        };
+        match index.get(m.member_id.as_str()) {
+            Some(&i) => out[i] = member,
+            None => {
+                index.insert(&m.member_id, out.len());
+                out.push(member);
+            }
+        }
+    }
+    out
+}
+
+/// The topics that can be assigned: those with a positive partition count (Java's
+/// `AbstractPartitionAssignor` leaves out topics without metadata or partitions).
+pub(crate) fn assignable_topics(
+    partitions_per_topic: &BTreeMap<String, i32>,
+) -> BTreeMap<&str, i32> {
+    partitions_per_topic
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(t, &n)| (t.as_str(), n))
+        .collect()
+}
+
+/// The result for every member: its partitions grouped by topic, topics and partitions sorted,
+/// no user data (none of Java's built-in assignors puts user data in the assignment).
+pub(crate) fn to_assignments<'a>(
+    members: &[Member<'a>],
+    assigned: impl IntoIterator<Item = (&'a str, &'a str, i32)>,
+) -> BTreeMap<String, Assignment> {
+    let mut by_member: BTreeMap<&str, BTreeMap<&str, BTreeSet<i32>>> =
+        members.iter().map(|m| (m.id, BTreeMap::new())).collect();
+    for (member, topic, partition) in assigned {
+        by_member
+            .entry(member)
+            .or_default()
+            .entry(topic)
+            .or_default()
+            .insert(partition);
+    }
+    by_member
+        .into_iter()
+        .map(|(member, topics)| {
+            let partitions = topics
+                .into_iter()
+                .map(|(t, ps)| TopicPartitions::new(t, ps.into_iter().collect::<Vec<_>>()))
+                .collect();
+            (
+                member.to_owned(),
+                Assignment {
+                    partitions,
+                    user_data: None,
+                },
+            )
+        })
+        .collect()
 }

@@ -1,0 +1,188 @@
+//! Test helpers shared by the assignors' tests: building groups, reading results, checking the
+//! invariants every assignor keeps, and proptest strategies for random groups.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
+use proptest::prelude::*;
+
+use super::MemberSubscription;
+
+/// A (topic, partition).
+pub(crate) type Tp = (String, i32);
+
+/// A dynamic member subscribed to `topics`.
+pub(crate) fn member(id: &str, topics: &[&str]) -> MemberSubscription {
+    MemberSubscription {
+        member_id: id.to_owned(),
+        group_instance_id: None,
+        subscription: Subscription {
+            topics: topics.iter().map(|t| (*t).to_owned()).collect(),
+            ..Subscription::default()
+        },
+    }
+}
+
+/// Topic partition counts from pairs.
+pub(crate) fn topics(list: &[(&str, i32)]) -> BTreeMap<String, i32> {
+    list.iter().map(|(t, n)| ((*t).to_owned(), *n)).collect()
+}
+
+/// Parses "t0p1" into ("t0", 1).
+fn parse_tp(s: &str) -> Tp {
+    let at = s.rfind('p').unwrap_or(0);
+    (s[..at].to_owned(), s[at + 1..].parse().unwrap_or(-1))
+}
+
+/// `TopicPartitions` from "t0p0 t0p1 t1p0".
+pub(crate) fn owned(list: &str) -> Vec<TopicPartitions> {
+    let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for (t, p) in list.split_whitespace().map(parse_tp) {
+        by_topic.entry(t).or_default().push(p);
+    }
+    by_topic
+        .into_iter()
+        .map(|(t, ps)| TopicPartitions::new(t, ps))
+        .collect()
+}
+
+/// The partitions of an assignment as a set.
+pub(crate) fn tps(a: &[TopicPartitions]) -> BTreeSet<Tp> {
+    a.iter()
+        .flat_map(|tp| tp.partitions.iter().map(|&p| (tp.topic.clone(), p)))
+        .collect()
+}
+
+/// Each member's partitions as a set.
+pub(crate) fn flat(result: &BTreeMap<String, Assignment>) -> BTreeMap<String, BTreeSet<Tp>> {
+    result
+        .iter()
+        .map(|(m, a)| (m.clone(), tps(&a.partitions)))
+        .collect()
+}
+
+/// Each member's partitions as "t0p0 t0p1" (sorted by topic then partition).
+pub(crate) fn show(result: &BTreeMap<String, Assignment>) -> BTreeMap<String, String> {
+    flat(result)
+        .into_iter()
+        .map(|(m, set)| {
+            let s: Vec<String> = set.iter().map(|(t, p)| format!("{t}p{p}")).collect();
+            (m, s.join(" "))
+        })
+        .collect()
+}
+
+/// The expected `show` output from pairs.
+pub(crate) fn expect(list: &[(&str, &str)]) -> BTreeMap<String, String> {
+    list.iter()
+        .map(|(m, s)| {
+            let mut v: Vec<Tp> = s.split_whitespace().map(parse_tp).collect();
+            v.sort();
+            let s: Vec<String> = v.iter().map(|(t, p)| format!("{t}p{p}")).collect();
+            ((*m).to_owned(), s.join(" "))
+        })
+        .collect()
+}
+
+/// Every partition some member subscribes to, of a topic that exists.
+pub(crate) fn subscribed_partitions(
+    partitions: &BTreeMap<String, i32>,
+    members: &[MemberSubscription],
+) -> BTreeSet<Tp> {
+    members
+        .iter()
+        .flat_map(|m| m.subscription.topics.iter())
+        .filter_map(|t| partitions.get(t).map(|&n| (t, n)))
+        .flat_map(|(t, n)| (0..n).map(move |p| (t.clone(), p)))
+        .collect()
+}
+
+/// The invariants of every assignor: each member has an entry and nothing else does; a member
+/// only gets partitions of existing topics it subscribes to; no partition goes to two members.
+/// Returns the partitions assigned.
+pub(crate) fn check_valid(
+    partitions: &BTreeMap<String, i32>,
+    members: &[MemberSubscription],
+    result: &BTreeMap<String, Assignment>,
+) -> Result<BTreeSet<Tp>, TestCaseError> {
+    let ids: BTreeSet<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+    let got: BTreeSet<&str> = result.keys().map(String::as_str).collect();
+    prop_assert_eq!(ids, got, "one entry per member");
+    let mut seen = BTreeSet::new();
+    for m in members {
+        let Some(a) = result.get(&m.member_id) else {
+            continue;
+        };
+        prop_assert!(a.user_data.is_none());
+        for (t, p) in tps(&a.partitions) {
+            prop_assert!(
+                m.subscription.topics.contains(&t),
+                "{} got {t}p{p} without subscribing",
+                m.member_id
+            );
+            let n = partitions.get(&t).copied().unwrap_or(0);
+            prop_assert!((0..n).contains(&p), "{t}p{p} does not exist");
+            prop_assert!(seen.insert((t.clone(), p)), "{t}p{p} assigned twice");
+        }
+    }
+    Ok(seen)
+}
+
+/// [`check_valid`] plus: every subscribed partition of an existing topic is assigned.
+pub(crate) fn check_complete(
+    partitions: &BTreeMap<String, i32>,
+    members: &[MemberSubscription],
+    result: &BTreeMap<String, Assignment>,
+) -> Result<(), TestCaseError> {
+    let assigned = check_valid(partitions, members, result)?;
+    prop_assert_eq!(assigned, subscribed_partitions(partitions, members));
+    Ok(())
+}
+
+/// The smallest and largest partition counts of the members.
+pub(crate) fn min_max(result: &BTreeMap<String, Assignment>) -> (usize, usize) {
+    let counts = result.values().map(|a| tps(&a.partitions).len());
+    let min = counts.clone().min().unwrap_or(0);
+    let max = counts.max().unwrap_or(0);
+    (min, max)
+}
+
+/// A random group: topic partition counts (1–5 topics of 1–16 partitions; members may also
+/// subscribe to a topic that does not exist) and 1–8 members with non-empty subscriptions, or
+/// all the same subscription when `same` is set.
+pub(crate) fn group(
+    same: bool,
+) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<MemberSubscription>)> {
+    (prop::collection::vec(1..=16i32, 1..=5), 1..=8usize)
+        .prop_flat_map(move |(counts, n_members)| {
+            let n_topics = counts.len();
+            // Subscription masks over the topics plus one missing topic (bit n_topics).
+            let mask = 1u32..(1u32 << (n_topics + 1));
+            let masks = if same {
+                mask.prop_map(move |m| vec![m; n_members]).boxed()
+            } else {
+                prop::collection::vec(mask, n_members).boxed()
+            };
+            (Just(counts), masks)
+        })
+        .prop_map(|(counts, masks)| {
+            let partitions: BTreeMap<String, i32> = counts
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (format!("t{i}"), n))
+                .collect();
+            let members = masks
+                .iter()
+                .enumerate()
+                .map(|(i, &mask)| {
+                    let topics: Vec<String> = (0..=counts.len())
+                        .filter(|b| mask & (1 << b) != 0)
+                        .map(|b| format!("t{b}"))
+                        .collect();
+                    let refs: Vec<&str> = topics.iter().map(String::as_str).collect();
+                    member(&format!("consumer-{i}"), &refs)
+                })
+                .collect();
+            (partitions, members)
+        })
+}
