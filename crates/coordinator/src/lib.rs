@@ -10,6 +10,7 @@
 
 pub mod assignor;
 pub mod error;
+pub mod group;
 pub mod transport;
 
 pub use error::{Error, Result};

@@ -1,0 +1,289 @@
+//! The group member's configuration, read from Kafka's own property names so a Java or
+//! librdkafka consumer config can be brought as is.
+//!
+//! | property | default | meaning |
+//! |---|---|---|
+//! | `group.id` | (required) | the group |
+//! | `group.instance.id` | none | static membership (KIP-345) |
+//! | `session.timeout.ms` | 45000 | the coordinator drops a member silent this long (KIP-735 default) |
+//! | `heartbeat.interval.ms` | 3000 | time between heartbeats |
+//! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); also bounds listener calls |
+//! | `partition.assignment.strategy` | `range,cooperative-sticky` | ordered protocol list (Java 3.x+ default) |
+//! | `retry.backoff.ms` | 100 | pause before retrying a retriable failure |
+//! | `client.rack` | none | sent in the Subscription (v3, KIP-881) |
+//! | `mooring.fenced.policy` | `stop` | `stop`, or `retry` / `retry:<ms>` (see [`FencedPolicy`]) |
+//! | `mooring.leave.group.on.close` | `true` dynamic, `false` static | send LeaveGroup on close |
+//! | `mooring.commit.retries` | 5 | attempts of a commit or offset fetch on retriable errors |
+//! | `mooring.events.capacity` | 1024 | capacity of the event channel (events are dropped, and counted, when full) |
+//!
+//! Java class names are accepted in `partition.assignment.strategy`
+//! (`org.apache.kafka.clients.consumer.RangeAssignor` → `range`, ...). Keys this module does not
+//! know are ignored: they belong to other layers (the `config` crate rejects unknown keys).
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// What a member does after FENCED_INSTANCE_ID (KIP-345: another process joined with this
+/// member's `group.instance.id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FencedPolicy {
+    /// Stay out of the group until the application subscribes again or closes.
+    Stop,
+    /// Try again after a back-off that is never shorter than the session timeout and doubles with
+    /// every fencing. Before rejoining the member asks the coordinator (DescribeGroups) whether a
+    /// member holding the instance id is still there: a dead twin has expired by then (its session
+    /// timed out), a live twin has not, and keeps the id — the two never take it in turns.
+    RetryAfter(Duration),
+}
+
+impl FencedPolicy {
+    /// The wait before the `attempt`-th retry (1-based): `max(base, session) * 2^(attempt-1)`,
+    /// capped at one hour.
+    pub fn backoff(&self, session_timeout: Duration, attempt: u32) -> Option<Duration> {
+        match *self {
+            FencedPolicy::Stop => None,
+            FencedPolicy::RetryAfter(base) => {
+                let floor = base.max(session_timeout);
+                let factor = 1u32 << attempt.saturating_sub(1).min(16);
+                Some(floor.saturating_mul(factor).min(Duration::from_secs(3600)))
+            }
+        }
+    }
+}
+
+/// The group member's configuration.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct GroupConfig {
+    /// `group.id`.
+    pub group_id: String,
+    /// `group.instance.id` (static membership).
+    pub group_instance_id: Option<String>,
+    /// `session.timeout.ms`.
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms`.
+    pub heartbeat_interval: Duration,
+    /// `max.poll.interval.ms`: the rebalance timeout sent in JoinGroup.
+    pub rebalance_timeout: Duration,
+    /// `partition.assignment.strategy`: protocol names in preference order.
+    pub assignment_strategies: Vec<String>,
+    /// `retry.backoff.ms`.
+    pub retry_backoff: Duration,
+    /// `client.rack`.
+    pub client_rack: Option<String>,
+    /// `mooring.fenced.policy`.
+    pub fenced_policy: FencedPolicy,
+    /// `mooring.leave.group.on.close`; `None` means "dynamic members leave, static ones stay".
+    pub leave_group_on_close: Option<bool>,
+    /// `mooring.commit.retries`.
+    pub commit_retries: u32,
+    /// `mooring.events.capacity`.
+    pub event_capacity: usize,
+}
+
+impl GroupConfig {
+    /// Defaults (Java's) for `group_id`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mooring_coordinator::group::GroupConfig;
+    ///
+    /// let config = GroupConfig::new("orders");
+    /// assert_eq!(config.session_timeout, Duration::from_secs(45));
+    /// assert_eq!(config.assignment_strategies, ["range", "cooperative-sticky"]);
+    /// ```
+    pub fn new(group_id: impl Into<String>) -> Self {
+        GroupConfig {
+            group_id: group_id.into(),
+            group_instance_id: None,
+            session_timeout: Duration::from_millis(45_000),
+            heartbeat_interval: Duration::from_millis(3_000),
+            rebalance_timeout: Duration::from_millis(300_000),
+            assignment_strategies: vec!["range".into(), "cooperative-sticky".into()],
+            retry_backoff: Duration::from_millis(100),
+            client_rack: None,
+            fenced_policy: FencedPolicy::Stop,
+            leave_group_on_close: None,
+            commit_retries: 5,
+            event_capacity: 1024,
+        }
+    }
+
+    /// Reads Kafka property names (see the module docs); unknown keys are ignored.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mooring_coordinator::group::{FencedPolicy, GroupConfig};
+    ///
+    /// let config = GroupConfig::from_properties([
+    ///     ("group.id", "orders"),
+    ///     ("group.instance.id", "orders-0"),
+    ///     ("session.timeout.ms", "6000"),
+    ///     ("partition.assignment.strategy", "cooperative-sticky"),
+    ///     ("mooring.fenced.policy", "retry:30000"),
+    ///     ("bootstrap.servers", "localhost:9092"),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(config.group_instance_id.as_deref(), Some("orders-0"));
+    /// assert_eq!(config.fenced_policy, FencedPolicy::RetryAfter(Duration::from_secs(30)));
+    /// assert!(!config.leave_on_close());
+    /// ```
+    pub fn from_properties<'a>(
+        props: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self> {
+        let mut config = GroupConfig::new("");
+        let mut group_id = None;
+        for (key, value) in props {
+            let value = value.trim();
+            match key {
+                "group.id" => group_id = Some(value.to_owned()),
+                "group.instance.id" => {
+                    config.group_instance_id = (!value.is_empty()).then(|| value.to_owned())
+                }
+                "session.timeout.ms" => config.session_timeout = millis(key, value)?,
+                "heartbeat.interval.ms" => config.heartbeat_interval = millis(key, value)?,
+                "max.poll.interval.ms" => config.rebalance_timeout = millis(key, value)?,
+                "retry.backoff.ms" => config.retry_backoff = millis(key, value)?,
+                "client.rack" => config.client_rack = (!value.is_empty()).then(|| value.to_owned()),
+                "partition.assignment.strategy" => {
+                    config.assignment_strategies = value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(strategy_name)
+                        .collect();
+                }
+                "mooring.fenced.policy" => config.fenced_policy = fenced_policy(key, value)?,
+                "mooring.leave.group.on.close" => {
+                    config.leave_group_on_close = Some(match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(invalid(key, "expected true or false")),
+                    })
+                }
+                "mooring.commit.retries" => {
+                    config.commit_retries = value
+                        .parse()
+                        .map_err(|_| invalid(key, "expected a count"))?
+                }
+                "mooring.events.capacity" => {
+                    config.event_capacity = value
+                        .parse()
+                        .map_err(|_| invalid(key, "expected a count"))?
+                }
+                _ => {}
+            }
+        }
+        config.group_id = group_id.ok_or_else(|| invalid("group.id", "required"))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the values against each other (as the broker and Java do).
+    pub fn validate(&self) -> Result<()> {
+        if self.group_id.is_empty() {
+            return Err(invalid("group.id", "must not be empty"));
+        }
+        if self.assignment_strategies.is_empty() {
+            return Err(invalid(
+                "partition.assignment.strategy",
+                "at least one strategy is required",
+            ));
+        }
+        if self.heartbeat_interval >= self.session_timeout {
+            return Err(invalid(
+                "heartbeat.interval.ms",
+                "must be lower than session.timeout.ms",
+            ));
+        }
+        if self.heartbeat_interval.is_zero() {
+            return Err(invalid("heartbeat.interval.ms", "must be positive"));
+        }
+        if self.event_capacity == 0 {
+            return Err(invalid("mooring.events.capacity", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// Whether close sends LeaveGroup: as configured, else only for dynamic members (KIP-345).
+    pub fn leave_on_close(&self) -> bool {
+        self.leave_group_on_close
+            .unwrap_or(self.group_instance_id.is_none())
+    }
+}
+
+fn invalid(key: &str, message: &str) -> Error {
+    Error::Config {
+        key: key.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn millis(key: &str, value: &str) -> Result<Duration> {
+    value
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| invalid(key, &format!("expected milliseconds, got {value:?}")))
+}
+
+fn fenced_policy(key: &str, value: &str) -> Result<FencedPolicy> {
+    match value {
+        "stop" => Ok(FencedPolicy::Stop),
+        "retry" => Ok(FencedPolicy::RetryAfter(Duration::ZERO)),
+        _ => match value.strip_prefix("retry:") {
+            Some(ms) => Ok(FencedPolicy::RetryAfter(millis(key, ms)?)),
+            None => Err(invalid(key, "expected stop, retry or retry:<ms>")),
+        },
+    }
+}
+
+/// Java's assignor class names to protocol names; protocol names pass through.
+fn strategy_name(value: &str) -> String {
+    match value.rsplit('.').next().unwrap_or(value) {
+        "RangeAssignor" => "range".into(),
+        "RoundRobinAssignor" => "roundrobin".into(),
+        "StickyAssignor" => "sticky".into(),
+        "CooperativeStickyAssignor" => "cooperative-sticky".into(),
+        _ => value.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_class_names_map_to_protocols() {
+        let c = GroupConfig::from_properties([
+            ("group.id", "g"),
+            (
+                "partition.assignment.strategy",
+                "org.apache.kafka.clients.consumer.RangeAssignor, org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+            ),
+        ])
+        .expect("valid");
+        assert_eq!(c.assignment_strategies, ["range", "cooperative-sticky"]);
+        assert!(c.leave_on_close());
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = GroupConfig::from_properties([("group.id", "g"), ("session.timeout.ms", "x")])
+            .expect_err("invalid");
+        assert!(matches!(e, Error::Config { key, .. } if key == "session.timeout.ms"));
+        let e = GroupConfig::from_properties([("session.timeout.ms", "6000")]).expect_err("no id");
+        assert!(matches!(e, Error::Config { key, .. } if key == "group.id"));
+    }
+
+    #[test]
+    fn fenced_backoff_grows_and_is_at_least_the_session_timeout() {
+        let p = FencedPolicy::RetryAfter(Duration::from_secs(1));
+        let s = Duration::from_secs(10);
+        assert_eq!(p.backoff(s, 1), Some(Duration::from_secs(10)));
+        assert_eq!(p.backoff(s, 2), Some(Duration::from_secs(20)));
+        assert_eq!(p.backoff(s, 3), Some(Duration::from_secs(40)));
+        assert_eq!(p.backoff(s, 40), Some(Duration::from_secs(3600)));
+        assert_eq!(FencedPolicy::Stop.backoff(s, 1), None);
+    }
+}

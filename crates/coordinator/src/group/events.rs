@@ -1,0 +1,216 @@
+//! Typed, timed events of the group member, for the consumer runtime and the sidecar.
+//!
+//! Every phase of a rebalance (started with its cause, revoked, joined, synced, assigned, lost,
+//! completed or failed with phase durations), every heartbeat and commit, fencing and leaving is an
+//! event. They go to a bounded channel and the member never waits on it: when the channel is full
+//! the event is dropped and counted ([`EventSink::dropped`]), so a slow or absent consumer of
+//! events never slows the heartbeat or the rebalance.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use mooring_wire::error_code::ErrorCode;
+use tokio::sync::mpsc;
+
+use super::config::FencedPolicy;
+use super::state::TopicPartition;
+use crate::assignor::RebalanceProtocol;
+
+/// Why a rebalance started (a closed set, as the sidecar's metrics label it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RebalanceCause {
+    /// This member joins for the first time (or after leaving).
+    NewMember,
+    /// The coordinator is rebalancing because a member joined (heartbeat or SyncGroup answered
+    /// REBALANCE_IN_PROGRESS; the protocol does not say who caused it, so this is the usual
+    /// reading and the sidecar refines it from DescribeGroups).
+    MemberJoined,
+    /// A member left (reported by the runtime or the sidecar; the member itself cannot tell).
+    MemberLeft,
+    /// The coordinator forgot this member (UNKNOWN_MEMBER_ID): its session expired.
+    SessionTimeout,
+    /// The processing loop missed `max.poll.interval.ms` (KIP-62).
+    PollIntervalExceeded,
+    /// Partition counts of subscribed topics changed (leader's check).
+    MetadataChange,
+    /// The coordinator moved and the membership could not be kept.
+    CoordinatorMoved,
+    /// The member's generation was fenced (ILLEGAL_GENERATION), or it rejoins after
+    /// FENCED_INSTANCE_ID.
+    Fenced,
+    /// The application changed its subscription.
+    SubscriptionChange,
+    /// The cooperative protocol's follow-up join after revoking partitions (KIP-429).
+    CooperativeFollowUp,
+    /// Anything else.
+    Unknown,
+}
+
+/// Durations of the phases of one rebalance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseTimings {
+    /// Time spent in the revoke (or lost) listener before joining.
+    pub revoke: Duration,
+    /// JoinGroup round trips, including retries.
+    pub join: Duration,
+    /// Leader's assignment (metadata and assignor), zero for followers.
+    pub assign: Duration,
+    /// SyncGroup round trip.
+    pub sync: Duration,
+    /// Listener calls after SyncGroup (cooperative revoke and assigned).
+    pub callbacks: Duration,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum GroupEventKind {
+    /// A rebalance started.
+    RebalanceStarted {
+        cause: RebalanceCause,
+        /// The generation held when it started (`-1` if none).
+        generation: i32,
+        protocol: RebalanceProtocol,
+    },
+    /// The listener was told partitions are revoked (eager: all, before JoinGroup; cooperative:
+    /// only those moving away, after SyncGroup).
+    PartitionsRevoked {
+        partitions: Vec<TopicPartition>,
+        protocol: RebalanceProtocol,
+        duration: Duration,
+        timed_out: bool,
+    },
+    /// JoinGroup succeeded.
+    Joined {
+        generation: i32,
+        member_id: String,
+        leader: bool,
+        protocol_name: String,
+        join_time: Duration,
+    },
+    /// SyncGroup succeeded.
+    Synced {
+        generation: i32,
+        sync_time: Duration,
+    },
+    /// The listener was told of newly assigned partitions; `assignment` is everything owned now.
+    PartitionsAssigned {
+        added: Vec<TopicPartition>,
+        assignment: Vec<TopicPartition>,
+        duration: Duration,
+        timed_out: bool,
+    },
+    /// Partitions were lost (the generation is gone: no commit is possible for them).
+    PartitionsLost {
+        partitions: Vec<TopicPartition>,
+        duration: Duration,
+        timed_out: bool,
+    },
+    /// The rebalance finished: the member is stable in `generation`.
+    RebalanceCompleted {
+        generation: i32,
+        total: Duration,
+        phases: PhaseTimings,
+    },
+    /// An attempt failed; the member retries (or stops, per the error table).
+    RebalanceFailed {
+        error: String,
+        code: Option<ErrorCode>,
+        total: Duration,
+        phases: PhaseTimings,
+    },
+    /// A heartbeat round trip.
+    Heartbeat {
+        generation: i32,
+        latency: Duration,
+        error: Option<String>,
+    },
+    /// An OffsetCommit (after its retries).
+    Commit {
+        generation: i32,
+        latency: Duration,
+        partitions: usize,
+        error: Option<String>,
+    },
+    /// FENCED_INSTANCE_ID: another process holds this `group.instance.id`.
+    Fenced {
+        instance_id: String,
+        policy: FencedPolicy,
+        /// When the member tries again (`None`: it does not).
+        retry_in: Option<Duration>,
+    },
+    /// The member left the group (or closed without leaving, for a static member).
+    Left {
+        sent_leave_group: bool,
+        error: Option<String>,
+    },
+}
+
+/// An event with its wall-clock time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupEvent {
+    /// When it happened.
+    pub at: SystemTime,
+    /// What happened.
+    pub kind: GroupEventKind,
+}
+
+/// The receiving side, for the runtime or the telemetry exporter.
+pub type EventReceiver = mpsc::Receiver<GroupEvent>;
+
+/// The sending side: never blocks, counts what it drops.
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: mpsc::Sender<GroupEvent>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl EventSink {
+    /// A sink and its receiver, `capacity` events deep.
+    pub fn channel(capacity: usize) -> (EventSink, EventReceiver) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            EventSink {
+                tx,
+                dropped: Arc::new(AtomicU64::new(0)),
+            },
+            rx,
+        )
+    }
+
+    /// Sends the event if there is room; otherwise drops and counts it.
+    pub fn emit(&self, kind: GroupEventKind) {
+        let event = GroupEvent {
+            at: SystemTime::now(),
+            kind,
+        };
+        if self.tx.try_send(event).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Events dropped because the channel was full (or nobody listens).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_channel_drops_and_counts() {
+        let (sink, mut rx) = EventSink::channel(1);
+        let left = || GroupEventKind::Left {
+            sent_leave_group: false,
+            error: None,
+        };
+        sink.emit(left());
+        sink.emit(left());
+        assert_eq!(sink.dropped(), 1);
+        assert!(rx.try_recv().is_ok());
+        assert!(rx.try_recv().is_err());
+    }
+}

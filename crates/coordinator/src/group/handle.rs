@@ -1,0 +1,219 @@
+//! Spawning a member and the handle the runtime holds.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::config::GroupConfig;
+use super::events::{EventReceiver, EventSink};
+use super::heartbeat;
+use super::listener::RebalanceListener;
+use super::member::{Command, Member};
+use super::offsets::{OffsetAndMetadata, Shared};
+use super::protocol::Strategies;
+use super::state::{MemberSnapshot, TopicPartition};
+use crate::assignor::Assignor;
+use crate::error::{Error, Result};
+use crate::transport::GroupTransport;
+
+/// Starts group members.
+#[derive(Debug)]
+pub struct GroupMember;
+
+impl GroupMember {
+    /// Spawns the member task (and its heartbeat task) on the current tokio runtime, with the
+    /// assignors named by `partition.assignment.strategy`. Nothing is sent before `subscribe`.
+    ///
+    /// ```no_run
+    /// # async fn demo<T: mooring_coordinator::GroupTransport>(transport: std::sync::Arc<T>) -> mooring_coordinator::Result<()> {
+    /// use mooring_coordinator::group::{GroupConfig, GroupMember, NoopListener};
+    ///
+    /// let config = GroupConfig::from_properties([
+    ///     ("group.id", "orders"),
+    ///     ("partition.assignment.strategy", "cooperative-sticky"),
+    /// ])?;
+    /// let member = GroupMember::spawn(transport, config, NoopListener)?;
+    /// let mut events = member.take_events().expect("first take");
+    /// member.subscribe(["orders"]).await?;
+    /// while let Some(event) = events.recv().await {
+    ///     println!("{event:?}");
+    /// }
+    /// member.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn spawn<T: GroupTransport, L: RebalanceListener>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        listener: L,
+    ) -> Result<GroupHandle<T>> {
+        let strategies = Strategies::by_names(&config.assignment_strategies)?;
+        Self::start(transport, config, listener, strategies)
+    }
+
+    /// Like [`spawn`](Self::spawn) with explicit assignors (in preference order), e.g. a custom
+    /// assignor; `partition.assignment.strategy` is ignored.
+    pub fn spawn_with_assignors<T: GroupTransport, L: RebalanceListener>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        listener: L,
+        assignors: Vec<Arc<dyn Assignor>>,
+    ) -> Result<GroupHandle<T>> {
+        let strategies = Strategies::new(assignors)?;
+        Self::start(transport, config, listener, strategies)
+    }
+
+    fn start<T: GroupTransport, L: RebalanceListener>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        listener: L,
+        strategies: Strategies,
+    ) -> Result<GroupHandle<T>> {
+        config.validate()?;
+        let config = Arc::new(config);
+        let (events, event_rx) = EventSink::channel(config.event_capacity);
+        let (command_tx, command_rx) = mpsc::channel(32);
+        let (control_tx, control_rx) = mpsc::channel(16);
+        let (heartbeat_tx, heartbeat_rx) = watch::channel(None);
+        let (snapshot_tx, snapshot_rx) = watch::channel(Member::<T, L>::initial_snapshot(
+            &config,
+            strategies.rebalance_protocol(),
+        ));
+        tokio::spawn(heartbeat::run(
+            transport.clone(),
+            config.clone(),
+            heartbeat_rx,
+            control_tx.clone(),
+            events.clone(),
+        ));
+        let member = Member::new(
+            transport.clone(),
+            Arc::new(listener),
+            config.clone(),
+            strategies,
+            command_rx,
+            control_rx,
+            heartbeat_tx,
+            snapshot_tx,
+            events.clone(),
+        );
+        tokio::spawn(member.run());
+        Ok(GroupHandle {
+            commands: command_tx,
+            shared: Arc::new(Shared {
+                transport,
+                config,
+                snapshot: snapshot_rx,
+                control: control_tx,
+                events,
+            }),
+            event_rx: Arc::new(Mutex::new(Some(event_rx))),
+        })
+    }
+}
+
+/// The handle to a running member. Cheap to clone; the member closes (as configured) when every
+/// handle is dropped.
+#[derive(Debug)]
+pub struct GroupHandle<T> {
+    commands: mpsc::Sender<Command>,
+    shared: Arc<Shared<T>>,
+    event_rx: Arc<Mutex<Option<EventReceiver>>>,
+}
+
+impl<T> Clone for GroupHandle<T> {
+    fn clone(&self) -> Self {
+        GroupHandle {
+            commands: self.commands.clone(),
+            shared: self.shared.clone(),
+            event_rx: self.event_rx.clone(),
+        }
+    }
+}
+
+impl<T: GroupTransport> GroupHandle<T> {
+    async fn send(&self, command: Command) -> Result<()> {
+        self.commands.send(command).await.map_err(|_| Error::Closed)
+    }
+
+    /// Subscribes to `topics` (replacing the previous subscription); the first call joins the
+    /// group, later changes rejoin.
+    pub async fn subscribe<I, S>(&self, topics: I) -> Result<()>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.send(Command::Subscribe(
+            topics.into_iter().map(Into::into).collect(),
+        ))
+        .await
+    }
+
+    /// Commits offsets with the member's generation (see [`super::offsets`]).
+    pub async fn commit(&self, offsets: BTreeMap<TopicPartition, OffsetAndMetadata>) -> Result<()> {
+        self.shared.commit(offsets).await
+    }
+
+    /// Committed offsets (stable ones: KIP-447 `require_stable`); `None` when nothing is committed.
+    pub async fn committed(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>> {
+        self.shared
+            .committed(partitions.into_iter().collect())
+            .await
+    }
+
+    /// The partitions owned now.
+    pub fn assignment(&self) -> BTreeSet<TopicPartition> {
+        self.shared.snapshot.borrow().assignment.clone()
+    }
+
+    /// Member id, generation, state, protocol, leader, assignment.
+    pub fn state(&self) -> MemberSnapshot {
+        self.shared.snapshot.borrow().clone()
+    }
+
+    /// A receiver that sees every state change (for waiting on a state).
+    pub fn watch_state(&self) -> watch::Receiver<MemberSnapshot> {
+        self.shared.snapshot.clone()
+    }
+
+    /// Topic metadata changed: the leader compares partition counts with those it assigned and
+    /// rejoins if they moved.
+    pub async fn metadata_changed(&self) -> Result<()> {
+        self.send(Command::MetadataChanged).await
+    }
+
+    /// The processing loop missed `max.poll.interval.ms`: the member rejoins so the group can
+    /// rebalance around it.
+    pub async fn poll_interval_exceeded(&self) -> Result<()> {
+        self.send(Command::PollIntervalExceeded).await
+    }
+
+    /// Leaves the group (LeaveGroup is sent, static member or not) and ends the member.
+    pub async fn leave(&self) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Leave(tx)).await?;
+        rx.await.map_err(|_| Error::Closed)?
+    }
+
+    /// Closes the member: revokes its partitions through the listener, sends LeaveGroup only if
+    /// `mooring.leave.group.on.close` says so (default: dynamic members yes, static members no,
+    /// KIP-345), and ends it.
+    pub async fn close(&self) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Close(tx)).await?;
+        rx.await.map_err(|_| Error::Closed)?
+    }
+
+    /// The event receiver (once; later calls return `None`).
+    pub fn take_events(&self) -> Option<EventReceiver> {
+        self.event_rx.lock().ok().and_then(|mut rx| rx.take())
+    }
+
+    /// Events dropped because the event channel was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.shared.events.dropped()
+    }
+}

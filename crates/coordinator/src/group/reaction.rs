@@ -1,0 +1,144 @@
+//! The error table as code: one function per API maps a response's error code to the member's
+//! reaction. The table in the [module docs](super) is the same mapping in words; the unit tests
+//! drive every row through the member with scripted responses.
+
+use mooring_wire::error_code::ErrorCode;
+
+/// What the member does about a response's error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaction {
+    /// No error: go on.
+    Proceed,
+    /// KIP-394 MEMBER_ID_REQUIRED: take the member id from the response and send JoinGroup again
+    /// at once.
+    RejoinWithGivenMemberId,
+    /// UNKNOWN_MEMBER_ID: the coordinator forgot us. Partitions are lost, member id and generation
+    /// reset, JoinGroup again at once.
+    ResetMemberAndRejoin,
+    /// ILLEGAL_GENERATION: our generation is fenced. Partitions are lost, generation reset (the
+    /// member id is kept), JoinGroup again at once.
+    ResetGenerationAndRejoin,
+    /// REBALANCE_IN_PROGRESS (heartbeat, SyncGroup): the group moved on; rejoin keeping member id
+    /// and generation (cooperative members keep their partitions).
+    Rejoin,
+    /// Transient: send the same request again after `retry.backoff.ms`.
+    RetryAfterBackoff,
+    /// The coordinator moved or is down: forget it (rediscover with FindCoordinator) and retry after
+    /// `retry.backoff.ms`, keeping the membership.
+    Rediscover,
+    /// KIP-345 FENCED_INSTANCE_ID: another process holds our `group.instance.id`. Partitions lost;
+    /// the fenced policy decides what follows.
+    Fenced,
+    /// Commit only: the group is completing a rebalance; wait for it to finish and retry with the
+    /// new generation the partitions still owned.
+    RetryAfterRebalance,
+    /// Leave only: we are not (or no longer) in the group, which is what leaving wanted.
+    AlreadyGone,
+    /// The request fails for good (configuration, authorization, protocol mismatch): the member
+    /// stops (`MemberState::Failed`) or the commit/fetch returns the error.
+    Fatal,
+}
+
+/// JoinGroup.
+pub fn join_group(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        E::MemberIdRequired => Reaction::RejoinWithGivenMemberId,
+        E::UnknownMemberId => Reaction::ResetMemberAndRejoin,
+        E::IllegalGeneration => Reaction::ResetGenerationAndRejoin,
+        // A previous LeaveGroup or session is still being processed: wait and retry.
+        E::CoordinatorLoadInProgress | E::RebalanceInProgress | E::RequestTimedOut => {
+            Reaction::RetryAfterBackoff
+        }
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        E::FencedInstanceId => Reaction::Fenced,
+        _ => Reaction::Fatal,
+    }
+}
+
+/// SyncGroup.
+pub fn sync_group(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        E::RebalanceInProgress => Reaction::Rejoin,
+        E::UnknownMemberId => Reaction::ResetMemberAndRejoin,
+        E::IllegalGeneration => Reaction::ResetGenerationAndRejoin,
+        E::CoordinatorLoadInProgress | E::RequestTimedOut => Reaction::RetryAfterBackoff,
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        E::FencedInstanceId => Reaction::Fenced,
+        _ => Reaction::Fatal,
+    }
+}
+
+/// Heartbeat.
+pub fn heartbeat(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        E::RebalanceInProgress => Reaction::Rejoin,
+        E::UnknownMemberId => Reaction::ResetMemberAndRejoin,
+        E::IllegalGeneration => Reaction::ResetGenerationAndRejoin,
+        E::CoordinatorLoadInProgress | E::RequestTimedOut => Reaction::RetryAfterBackoff,
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        E::FencedInstanceId => Reaction::Fenced,
+        _ => Reaction::Fatal,
+    }
+}
+
+/// LeaveGroup (the whole response and each member's entry, v3+).
+pub fn leave_group(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        E::UnknownMemberId | E::FencedInstanceId => Reaction::AlreadyGone,
+        E::CoordinatorLoadInProgress | E::RequestTimedOut => Reaction::RetryAfterBackoff,
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        _ => Reaction::Fatal,
+    }
+}
+
+/// OffsetCommit (per partition).
+pub fn offset_commit(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        E::RebalanceInProgress => Reaction::RetryAfterRebalance,
+        E::UnknownMemberId => Reaction::ResetMemberAndRejoin,
+        E::IllegalGeneration => Reaction::ResetGenerationAndRejoin,
+        E::FencedInstanceId => Reaction::Fenced,
+        E::CoordinatorLoadInProgress
+        | E::RequestTimedOut
+        | E::UnknownTopicOrPartition
+        | E::UnstableOffsetCommit => Reaction::RetryAfterBackoff,
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        _ => Reaction::Fatal,
+    }
+}
+
+/// OffsetFetch (group level and per partition).
+pub fn offset_fetch(code: ErrorCode) -> Reaction {
+    use ErrorCode as E;
+    match code {
+        E::None => Reaction::Proceed,
+        // require_stable (KIP-447): a transactional commit is pending.
+        E::UnstableOffsetCommit | E::CoordinatorLoadInProgress | E::RequestTimedOut => {
+            Reaction::RetryAfterBackoff
+        }
+        E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
+            Reaction::Rediscover
+        }
+        _ => Reaction::Fatal,
+    }
+}

@@ -1,0 +1,152 @@
+//! The member's observable state: the seeds' state machine (UNJOINED → PREPARING_REBALANCE →
+//! COMPLETING_REBALANCE → STABLE, plus our terminal and fenced states), the partition type the
+//! member works with, and the snapshot [`GroupHandle::state`](super::GroupHandle::state) returns.
+//!
+//! The member task is the only writer; readers get a copy through a `watch` channel, so asking for
+//! the state never waits on the member task.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use mooring_wire::consumer_protocol::TopicPartitions;
+use mooring_wire::error_code::ErrorCode;
+
+use crate::assignor::RebalanceProtocol;
+
+/// One partition of one topic.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicPartition {
+    /// The topic name.
+    pub topic: String,
+    /// The partition index.
+    pub partition: i32,
+}
+
+impl TopicPartition {
+    /// A topic and partition.
+    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
+        TopicPartition {
+            topic: topic.into(),
+            partition,
+        }
+    }
+}
+
+impl fmt::Display for TopicPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.topic, self.partition)
+    }
+}
+
+/// Flattens the consumer protocol's grouped form.
+pub fn flatten(grouped: &[TopicPartitions]) -> BTreeSet<TopicPartition> {
+    grouped
+        .iter()
+        .flat_map(|tp| {
+            tp.partitions
+                .iter()
+                .map(move |&p| TopicPartition::new(tp.topic.clone(), p))
+        })
+        .collect()
+}
+
+/// Groups partitions by topic, topics and partitions sorted (as Java writes owned partitions).
+pub fn group_by_topic<'a>(
+    partitions: impl IntoIterator<Item = &'a TopicPartition>,
+) -> Vec<TopicPartitions> {
+    let mut out: Vec<TopicPartitions> = Vec::new();
+    let sorted: BTreeSet<&TopicPartition> = partitions.into_iter().collect();
+    for tp in sorted {
+        match out.last_mut() {
+            Some(last) if last.topic == tp.topic => last.partitions.push(tp.partition),
+            _ => out.push(TopicPartitions::new(tp.topic.clone(), vec![tp.partition])),
+        }
+    }
+    out
+}
+
+/// Where the member is in the group protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberState {
+    /// Not in the group: before the first `subscribe`, after leaving, or after a fatal error.
+    Unjoined,
+    /// JoinGroup sent, waiting for every member to join (heartbeats paused).
+    PreparingRebalance,
+    /// Joined a generation, SyncGroup in flight (the leader assigns first). Heartbeats run.
+    CompletingRebalance,
+    /// Holding an assignment for the current generation. Heartbeats run.
+    Stable,
+    /// Another process took this member's `group.instance.id` (KIP-345). Out of the group; with
+    /// `RetryAfter` it tries again later, with `Stop` it stays here.
+    Fenced,
+    /// A non-retriable error stopped the member (for example GROUP_AUTHORIZATION_FAILED or
+    /// INCONSISTENT_GROUP_PROTOCOL). A new `subscribe` tries again.
+    Failed(ErrorCode),
+    /// Closed (or left); the task has ended.
+    Closed,
+}
+
+impl MemberState {
+    /// Whether the member holds a generation the coordinator accepts for commits.
+    pub fn has_generation(self) -> bool {
+        matches!(
+            self,
+            MemberState::Stable
+                | MemberState::PreparingRebalance
+                | MemberState::CompletingRebalance
+        )
+    }
+}
+
+/// A copy of the member's state, as `GroupHandle::state` returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberSnapshot {
+    /// The state.
+    pub state: MemberState,
+    /// The member id the coordinator gave (empty before the first JoinGroup).
+    pub member_id: String,
+    /// `group.instance.id`, if static.
+    pub group_instance_id: Option<String>,
+    /// The generation, `-1` when none.
+    pub generation: i32,
+    /// The assignor the coordinator picked for the current generation.
+    pub protocol_name: Option<String>,
+    /// Eager or cooperative (fixed by the configured strategies).
+    pub rebalance_protocol: RebalanceProtocol,
+    /// The leader's member id in the current generation.
+    pub leader_id: Option<String>,
+    /// The partitions this member owns now.
+    pub assignment: BTreeSet<TopicPartition>,
+    /// The topics this member subscribes to.
+    pub subscription: BTreeSet<String>,
+}
+
+impl MemberSnapshot {
+    /// Whether this member leads the current generation.
+    pub fn is_leader(&self) -> bool {
+        self.leader_id.as_deref() == Some(self.member_id.as_str()) && !self.member_id.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_by_topic_sorts_and_groups() {
+        let parts = [
+            TopicPartition::new("b", 1),
+            TopicPartition::new("a", 2),
+            TopicPartition::new("a", 0),
+        ];
+        let grouped = group_by_topic(parts.iter());
+        assert_eq!(
+            grouped,
+            vec![
+                TopicPartitions::new("a", vec![0, 2]),
+                TopicPartitions::new("b", vec![1])
+            ]
+        );
+        assert_eq!(flatten(&grouped), parts.into_iter().collect());
+    }
+}
