@@ -17,7 +17,7 @@
 //! "zip bomb") cannot exhaust memory. Nothing here panics on bad input.
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 
 /// A compression codec, as numbered in the batch attributes (bits 0–2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -182,7 +182,12 @@ pub fn decompress(
             }
             Ok(input.to_vec())
         }
-        Compression::Gzip => read_bounded(codec, flate2::read::MultiGzDecoder::new(input), limit),
+        Compression::Gzip => read_bounded(
+            codec,
+            flate2::read::MultiGzDecoder::new(input),
+            input.len(),
+            limit,
+        ),
         Compression::Snappy => {
             if input.starts_with(&XERIAL_MAGIC) {
                 xerial_decompress(input, limit)
@@ -192,26 +197,31 @@ pub fn decompress(
                 Ok(out)
             }
         }
-        Compression::Lz4 => read_bounded(codec, lz4_flex::frame::FrameDecoder::new(input), limit),
-        Compression::Zstd => {
-            let dec = zstd::stream::read::Decoder::with_buffer(input).map_err(|e| {
-                CompressionError::Corrupt {
-                    codec,
-                    detail: e.to_string(),
-                }
-            })?;
-            read_bounded(codec, dec, limit)
-        }
+        Compression::Lz4 => read_buffered_bounded(
+            codec,
+            lz4_flex::frame::FrameDecoder::new(input),
+            input.len(),
+            limit,
+        ),
+        Compression::Zstd => zstd_bounded(input, limit),
     }
 }
 
+/// A compression ratio a little above what Kafka payloads usually get (2-4x), to size buffers.
+const EXPECTED_RATIO: usize = 4;
+
 /// Reads a decompressing reader to its end, failing once more than `limit` bytes come out.
+///
+/// The output starts with room for [`EXPECTED_RATIO`] times the compressed size (within the
+/// limit), so that a typical batch decompresses without the buffer growing and being copied
+/// again and again.
 fn read_bounded(
     codec: Compression,
     reader: impl Read,
+    compressed_len: usize,
     limit: usize,
 ) -> Result<Vec<u8>, CompressionError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(compressed_len.saturating_mul(EXPECTED_RATIO).min(limit));
     // One byte past the limit tells "exactly at the limit" from "over it".
     let cap = (limit as u64).saturating_add(1);
     reader
@@ -224,6 +234,90 @@ fn read_bounded(
     if out.len() > limit {
         return Err(CompressionError::TooLarge { codec, limit });
     }
+    // The records share this buffer for as long as any is alive: give back what was not used
+    // (shrinking in place, without a copy, with the system allocator).
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// [`read_bounded`] for a decoder that has its own output buffer (lz4's holds one decompressed
+/// block): its blocks are appended as they come, where `Read::read_to_end` would first zero the
+/// output and then copy into it.
+fn read_buffered_bounded(
+    codec: Compression,
+    mut reader: impl BufRead,
+    compressed_len: usize,
+    limit: usize,
+) -> Result<Vec<u8>, CompressionError> {
+    let mut out = Vec::with_capacity(compressed_len.saturating_mul(EXPECTED_RATIO).min(limit));
+    loop {
+        let chunk = reader.fill_buf().map_err(|e| CompressionError::Corrupt {
+            codec,
+            detail: e.to_string(),
+        })?;
+        if chunk.is_empty() {
+            break;
+        }
+        if chunk.len() > limit - out.len() {
+            return Err(CompressionError::TooLarge { codec, limit });
+        }
+        out.extend_from_slice(chunk);
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// Decompresses zstd frames straight into the output `Vec`, growing it within the limit: no
+/// intermediate buffer to copy from and no zeroing first, as `zstd::stream::read::Decoder`
+/// with `read_to_end` would need. Several concatenated frames are read one after the other.
+fn zstd_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
+    use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+    let codec = Compression::Zstd;
+    let corrupt = |e: std::io::Error| CompressionError::Corrupt {
+        codec,
+        detail: e.to_string(),
+    };
+    let mut decoder = Decoder::new().map_err(corrupt)?;
+    let mut out = Vec::with_capacity(input.len().saturating_mul(EXPECTED_RATIO).min(limit));
+    let mut src = InBuffer::around(input);
+    let mut finished_frame = false;
+    loop {
+        if out.len() == out.capacity() {
+            // Room for one byte past the limit tells "exactly at the limit" from "over it".
+            let room = limit.saturating_add(1) - out.len();
+            out.reserve_exact(room.min(out.len().max(64 << 10)));
+        }
+        if finished_frame {
+            // A new frame follows.
+            decoder.reinit().map_err(corrupt)?;
+        }
+        let (read, written) = (src.pos(), out.len());
+        let hint = {
+            let pos = out.len();
+            let mut dst = OutBuffer::around_pos(&mut out, pos);
+            decoder.run(&mut src, &mut dst).map_err(corrupt)?
+        };
+        if out.len() > limit {
+            return Err(CompressionError::TooLarge { codec, limit });
+        }
+        // 0: a frame was decoded and flushed completely.
+        finished_frame = hint == 0;
+        if src.pos() == input.len() {
+            if finished_frame {
+                break;
+            }
+            let stuck = src.pos() == read && out.len() == written && out.len() < out.capacity();
+            if stuck {
+                return Err(corrupt(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "incomplete frame",
+                )));
+            }
+        }
+    }
+    out.shrink_to_fit();
     Ok(out)
 }
 
@@ -344,6 +438,50 @@ mod tests {
         let mut two = compress(Compression::Snappy, b"one,", None)?;
         two.extend(compress(Compression::Snappy, b"two", None)?);
         assert_eq!(decompress(Compression::Snappy, &two, 100)?, b"one,two");
+        Ok(())
+    }
+
+    #[test]
+    fn zstd_reads_concatenated_frames() -> Result<(), CompressionError> {
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut two = compress(Compression::Zstd, b"one,", None)?;
+        two.extend(compress(Compression::Zstd, &big, None)?);
+        let mut want = b"one,".to_vec();
+        want.extend_from_slice(&big);
+        assert_eq!(decompress(Compression::Zstd, &two, want.len())?, want);
+        Ok(())
+    }
+
+    #[test]
+    fn truncated_frames_are_corrupt_and_the_limit_is_exact() -> Result<(), CompressionError> {
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        for codec in [Compression::Zstd, Compression::Lz4, Compression::Gzip] {
+            let packed = compress(codec, &big, None)?;
+            assert_eq!(decompress(codec, &packed, big.len())?, big, "{codec}");
+            assert!(
+                matches!(
+                    decompress(codec, &packed, big.len() - 1),
+                    Err(CompressionError::TooLarge { .. })
+                ),
+                "{codec}"
+            );
+            // lz4_flex takes a frame whose 4-byte end mark is cut short as complete, so for lz4
+            // only cuts into the blocks are checked.
+            let cuts = if codec == Compression::Lz4 {
+                vec![1, packed.len() / 2]
+            } else {
+                vec![1, packed.len() / 2, packed.len() - 1]
+            };
+            for cut in cuts {
+                assert!(
+                    matches!(
+                        decompress(codec, &packed[..cut], 1 << 20),
+                        Err(CompressionError::Corrupt { .. })
+                    ),
+                    "{codec} cut at {cut}"
+                );
+            }
+        }
         Ok(())
     }
 

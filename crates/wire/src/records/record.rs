@@ -440,6 +440,10 @@ impl Cursor<'_> {
                 self.pos += 1;
                 u64::from(b0)
             }
+            [b0, b1, ..] if b1 < 0x80 => {
+                self.pos += 2;
+                u64::from(b0 & 0x7f) | u64::from(b1) << 7
+            }
             _ => self.varlong_slow()?,
         };
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
