@@ -9,17 +9,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use bytes::Bytes;
 use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
 
-// The hash-order helpers and `Member::subscription` serve the sticky assignors (next commit).
-#[allow(dead_code)]
+mod cooperative_sticky;
 mod java;
 mod range;
 mod roundrobin;
+mod sticky;
+mod sticky_core;
 #[cfg(test)]
-#[allow(dead_code)]
 mod testkit;
 
+pub use cooperative_sticky::CooperativeStickyAssignor;
 pub use range::RangeAssignor;
 pub use roundrobin::RoundRobinAssignor;
+pub use sticky::StickyAssignor;
 
 /// Which rebalance protocol an assignor supports (KIP-429).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +68,8 @@ pub fn by_name(name: &str) -> Option<Box<dyn Assignor>> {
     match name {
         range::NAME => Some(Box::new(RangeAssignor)),
         roundrobin::NAME => Some(Box::new(RoundRobinAssignor)),
+        sticky::NAME => Some(Box::new(StickyAssignor)),
+        cooperative_sticky::NAME => Some(Box::new(CooperativeStickyAssignor)),
         _ => None,
     }
 }
@@ -76,7 +80,6 @@ pub(crate) struct Member<'a> {
     pub(crate) id: &'a str,
     pub(crate) instance_id: Option<&'a str>,
     pub(crate) topics: BTreeSet<&'a str>,
-    #[allow(dead_code)]
     pub(crate) subscription: &'a Subscription,
 }
 

@@ -186,3 +186,132 @@ pub(crate) fn group(
             (partitions, members)
         })
 }
+
+/// Whose ownership a test member reports, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// `sticky`: `StickyAssignorUserData` v1 in the user data, generation also in the
+    /// subscription (as Java's `ConsumerCoordinator` sends it).
+    Sticky,
+    /// `cooperative-sticky`: owned partitions and the subscription's generation (v2+).
+    Cooperative,
+}
+
+/// `m` reporting `owned` at `generation`.
+pub(crate) fn reporting(
+    mut m: MemberSubscription,
+    how: Report,
+    owned: Vec<TopicPartitions>,
+    generation: i32,
+) -> MemberSubscription {
+    use super::Assignor;
+    m.subscription.generation_id = generation;
+    match how {
+        Report::Sticky => {
+            m.subscription.user_data =
+                super::StickyAssignor.subscription_user_data(&owned, generation);
+            m.subscription.owned_partitions = Vec::new();
+        }
+        Report::Cooperative => {
+            m.subscription.user_data =
+                super::CooperativeStickyAssignor.subscription_user_data(&owned, generation);
+            m.subscription.owned_partitions = owned;
+        }
+    }
+    m
+}
+
+/// The members of the next rebalance: each reports what `result` gave it, at `generation`.
+pub(crate) fn rejoin(
+    members: &[MemberSubscription],
+    result: &BTreeMap<String, Assignment>,
+    how: Report,
+    generation: i32,
+) -> Vec<MemberSubscription> {
+    members
+        .iter()
+        .map(|m| {
+            let owned = result
+                .get(&m.member_id)
+                .map(|a| a.partitions.clone())
+                .unwrap_or_default();
+            reporting(m.clone(), how, owned, generation)
+        })
+        .collect()
+}
+
+/// Who owns what before the rebalance, as reported: partition → members claiming it.
+pub(crate) fn claims(members: &[MemberSubscription], how: Report) -> BTreeMap<Tp, Vec<String>> {
+    let mut out: BTreeMap<Tp, Vec<String>> = BTreeMap::new();
+    for m in members {
+        let owned = match how {
+            Report::Cooperative => m.subscription.owned_partitions.clone(),
+            Report::Sticky => m
+                .subscription
+                .user_data
+                .as_deref()
+                .and_then(|d| {
+                    mooring_wire::consumer_protocol::StickyAssignorUserData::decode(d).ok()
+                })
+                .map(|d| d.previous_assignment)
+                .unwrap_or_default(),
+        };
+        for tp in tps(&owned) {
+            out.entry(tp).or_default().push(m.member_id.clone());
+        }
+    }
+    out
+}
+
+/// Partitions assigned to a member other than the one (sole claimant) that owned them.
+pub(crate) fn moved(
+    before: &BTreeMap<Tp, Vec<String>>,
+    result: &BTreeMap<String, Assignment>,
+) -> BTreeSet<Tp> {
+    flat(result)
+        .into_iter()
+        .flat_map(|(m, set)| set.into_iter().map(move |tp| (m.clone(), tp)))
+        .filter(|(m, tp)| before.get(tp).is_some_and(|owners| !owners.contains(m)))
+        .map(|(_, tp)| tp)
+        .collect()
+}
+
+/// A random group with random previous ownership: each existing partition owned by one random
+/// member or none, a few extra (conflicting or stale) claims, and random generations 1–3.
+#[allow(clippy::type_complexity)]
+pub(crate) fn group_with_ownership(
+    same: bool,
+    how: Report,
+) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<MemberSubscription>)> {
+    (
+        group(same),
+        prop::collection::vec(prop::option::of(0..8usize), 80),
+        prop::collection::vec((0..8usize, 0..6usize, 0..16i32), 0..4),
+        prop::collection::vec(1..=3i32, 8),
+    )
+        .prop_map(move |((parts, members), owners, extra, gens)| {
+            let n = members.len();
+            let mut owned: Vec<Vec<Tp>> = vec![Vec::new(); n];
+            let all: Vec<Tp> = parts
+                .iter()
+                .flat_map(|(t, &c)| (0..c).map(move |p| (t.clone(), p)))
+                .collect();
+            for (tp, owner) in all.iter().zip(&owners) {
+                if let Some(o) = owner {
+                    owned[o % n].push(tp.clone());
+                }
+            }
+            for (o, t, p) in extra {
+                owned[o % n].push((format!("t{t}"), p));
+            }
+            let members = members
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let list: String = owned[i].iter().map(|(t, p)| format!("{t}p{p} ")).collect();
+                    reporting(m, how, self::owned(&list), gens[i])
+                })
+                .collect();
+            (parts, members)
+        })
+}
