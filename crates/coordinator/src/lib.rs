@@ -9,9 +9,15 @@
 //! consumer runtime (`mooring-consumer`) or the sidecar: arrows only point down.
 
 pub mod assignor;
+pub mod client;
+pub mod config;
+pub mod conn;
 pub mod error;
 pub mod group;
+pub mod metadata;
 pub mod transport;
 
+pub use client::Client;
+pub use config::ClientConfig;
 pub use error::{Error, Result};
 pub use transport::GroupTransport;

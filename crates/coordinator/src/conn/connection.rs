@@ -1,0 +1,450 @@
+//! One broker connection: a cloneable [`Connection`] handle and one background task that owns the
+//! socket.
+//!
+//! Callers encode their request (with a fresh correlation id) and hand the whole frame to the task
+//! over a bounded channel; the task registers the waiter, then writes the frame in one piece, so a
+//! caller that is cancelled can never leave half a frame on the socket. Responses are matched by
+//! correlation id ([`super::pending`]), so many requests can be in flight at once (pipelining, up
+//! to `max.in.flight.requests.per.connection`). Each request is bounded by `request.timeout.ms`;
+//! a request that times out closes the connection, as in Java (the broker answers in order, so a
+//! stuck or half-open connection would hold every later request too). A request future that is
+//! merely dropped does not: its response is read and discarded when it comes. A
+//! fatal I/O or framing error fails every waiter with a clone of the error and the connection is
+//! dead for good: the pool makes a new one. Response frames larger than
+//! `receive.message.max.bytes` are refused before anything is allocated for them.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use mooring_wire::frame::{decode_response, encode_request, peek_correlation_id, split_frame};
+use mooring_wire::messages::Request;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::pending::{Delivered, Pending, Waiter};
+use super::versions::VersionTable;
+use crate::error::{Error, Result};
+
+/// Capacity of the channel between handles and the connection task (frames not yet written).
+const QUEUE: usize = 64;
+
+/// The settings one connection needs.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnSettings {
+    pub client_id: Arc<str>,
+    pub request_timeout: Duration,
+    pub max_frame_size: usize,
+    pub max_in_flight: usize,
+}
+
+struct Outgoing {
+    correlation_id: i32,
+    frame: Bytes,
+    waiter: Waiter,
+}
+
+/// What the task and the handles share: the error the connection died of.
+#[derive(Debug, Default)]
+struct State {
+    failure: Mutex<Option<Error>>,
+    /// Wakes the task to close the connection (after a request timed out).
+    kill: tokio::sync::Notify,
+}
+
+impl State {
+    fn failure(&self) -> Option<Error> {
+        self.failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    fn fail(&self, error: Error) {
+        if let Ok(mut f) = self.failure.lock() {
+            f.get_or_insert(error);
+        }
+    }
+
+    /// Marks the connection failed and makes the task close it.
+    fn kill(&self, error: Error) {
+        self.fail(error);
+        self.kill.notify_one();
+    }
+}
+
+struct Inner {
+    broker: String,
+    tx: mpsc::Sender<Outgoing>,
+    state: Arc<State>,
+    next_id: AtomicI32,
+    in_flight: Arc<Semaphore>,
+    settings: ConnSettings,
+    versions: OnceLock<VersionTable>,
+}
+
+/// A handle to one broker connection; clones share the connection.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("broker", &self.inner.broker)
+            .field("alive", &self.is_alive())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Starts the task for an established stream (TLS already done). ApiVersions has not been
+    /// negotiated yet: [`Connection::set_versions`] follows.
+    pub(crate) fn spawn<S>(stream: S, broker: String, settings: ConnSettings) -> Connection
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let state = Arc::new(State::default());
+        tokio::spawn(run(
+            stream,
+            rx,
+            Arc::clone(&state),
+            broker.clone(),
+            settings.max_frame_size,
+        ));
+        let in_flight = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
+        Connection {
+            inner: Arc::new(Inner {
+                broker,
+                tx,
+                state,
+                next_id: AtomicI32::new(0),
+                in_flight,
+                settings,
+                versions: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// The broker this connection goes to, as named in errors (`node 1 (host:port)`).
+    pub fn broker(&self) -> &str {
+        &self.inner.broker
+    }
+
+    /// Whether the connection can still carry requests.
+    pub fn is_alive(&self) -> bool {
+        !self.inner.tx.is_closed() && self.inner.state.failure().is_none()
+    }
+
+    /// The error the connection died of, if it did.
+    pub fn failure(&self) -> Option<Error> {
+        self.inner.state.failure()
+    }
+
+    pub(crate) fn set_versions(&self, versions: VersionTable) {
+        let _ = self.inner.versions.set(versions);
+    }
+
+    /// What the broker answered to ApiVersions.
+    pub fn versions(&self) -> Option<&VersionTable> {
+        self.inner.versions.get()
+    }
+
+    /// The version of `R` used on this connection: the highest the broker and this client share.
+    pub fn version<R: Request>(&self) -> Result<i16> {
+        match self.inner.versions.get() {
+            Some(table) => table.version::<R>(&self.inner.broker),
+            None => Err(Error::UnsupportedVersion {
+                api: R::NAME,
+                broker: self.inner.broker.clone(),
+            }),
+        }
+    }
+
+    /// Builds a request for the negotiated version of `R` and sends it.
+    pub async fn call<R, F>(&self, build: F) -> Result<R::Response>
+    where
+        R: Request,
+        F: FnOnce(i16) -> R,
+    {
+        let version = self.version::<R>()?;
+        // Encode before the first await: the request itself is never held across one, so only
+        // `R: Send` (not `Sync`) is needed for the future to be `Send`.
+        let encoded = self.encode(&build(version), version);
+        let (correlation_id, frame) = encoded?;
+        self.exchange::<R>(correlation_id, frame, version).await
+    }
+
+    /// Sends `request` at the negotiated version.
+    pub fn send<'a, R: Request>(
+        &'a self,
+        request: &R,
+    ) -> impl Future<Output = Result<R::Response>> + 'a {
+        let encoded = self
+            .version::<R>()
+            .and_then(|version| Ok((version, self.encode(request, version)?)));
+        async move {
+            let (version, (correlation_id, frame)) = encoded?;
+            self.exchange::<R>(correlation_id, frame, version).await
+        }
+    }
+
+    /// Sends `request` at an explicit `version` and decodes the response at the same version.
+    pub fn send_at<'a, R: Request>(
+        &'a self,
+        request: &R,
+        version: i16,
+    ) -> impl Future<Output = Result<R::Response>> + 'a {
+        let encoded = self.encode(request, version);
+        async move {
+            let (correlation_id, frame) = encoded?;
+            self.exchange::<R>(correlation_id, frame, version).await
+        }
+    }
+
+    async fn exchange<R: Request>(
+        &self,
+        correlation_id: i32,
+        frame: Bytes,
+        version: i16,
+    ) -> Result<R::Response> {
+        let frame = self
+            .timed_round_trip(R::NAME, correlation_id, frame)
+            .await?;
+        decode_response::<R::Response>(&frame, version)
+            .map(|(_, response)| response)
+            .map_err(|source| Error::Decode {
+                api: R::NAME,
+                broker: self.inner.broker.clone(),
+                source,
+            })
+    }
+
+    /// Encodes a whole request frame with a fresh correlation id.
+    fn encode<R: Request>(&self, request: &R, version: i16) -> Result<(i32, Bytes)> {
+        let correlation_id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut buf = BytesMut::new();
+        encode_request(
+            &mut buf,
+            request,
+            version,
+            correlation_id,
+            Some(&self.inner.settings.client_id),
+        )
+        .map_err(|source| Error::Encode {
+            api: R::NAME,
+            source,
+        })?;
+        Ok((correlation_id, buf.freeze()))
+    }
+
+    /// Sends `request` at `version` and returns the raw response frame body (header included).
+    pub(crate) async fn send_frame<R: Request>(&self, request: &R, version: i16) -> Result<Bytes> {
+        let (correlation_id, frame) = self.encode(request, version)?;
+        self.timed_round_trip(R::NAME, correlation_id, frame).await
+    }
+
+    async fn timed_round_trip(
+        &self,
+        api: &'static str,
+        correlation_id: i32,
+        frame: Bytes,
+    ) -> Result<Bytes> {
+        let timeout = self.inner.settings.request_timeout;
+        match tokio::time::timeout(timeout, self.round_trip(api, correlation_id, frame)).await {
+            Ok(result) => result,
+            Err(_) => {
+                let error = Error::Timeout {
+                    api,
+                    broker: self.inner.broker.clone(),
+                    after: timeout,
+                };
+                // As Java's NetworkClient: a broker that does not answer in time may be gone
+                // (half-open TCP) or stuck, and Kafka answers in order, so every later request
+                // would wait behind this one. Close the connection; the pool makes a new one.
+                tracing::warn!(broker = %self.inner.broker, api, ?timeout, "request timed out; closing the connection");
+                self.inner.state.kill(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    async fn round_trip(
+        &self,
+        api: &'static str,
+        correlation_id: i32,
+        frame: Bytes,
+    ) -> Result<Bytes> {
+        if let Some(error) = self.inner.state.failure() {
+            return Err(error);
+        }
+        let permit = Arc::clone(&self.inner.in_flight)
+            .acquire_owned()
+            .await
+            .map_err(|_| self.dead())?;
+        let (reply, rx) = oneshot::channel();
+        let outgoing = Outgoing {
+            correlation_id,
+            frame,
+            waiter: Waiter {
+                api,
+                reply,
+                _permit: Some(permit),
+            },
+        };
+        self.inner
+            .tx
+            .send(outgoing)
+            .await
+            .map_err(|_| self.dead())?;
+        match rx.await {
+            Ok(result) => result,
+            Err(_) => Err(self.dead()),
+        }
+    }
+
+    fn dead(&self) -> Error {
+        self.inner
+            .state
+            .failure()
+            .unwrap_or_else(|| Error::Disconnected {
+                broker: self.inner.broker.clone(),
+            })
+    }
+}
+
+fn io_error(broker: &str, source: std::io::Error) -> Error {
+    Error::Io {
+        broker: broker.to_string(),
+        source: Arc::new(source),
+    }
+}
+
+/// The connection task: a writer and a reader running side by side until one of them fails or
+/// every handle is gone.
+async fn run<S>(
+    stream: S,
+    mut rx: mpsc::Receiver<Outgoing>,
+    state: Arc<State>,
+    broker: String,
+    max_frame_size: usize,
+) where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let pending = Mutex::new(Pending::default());
+    let broker = broker.as_str();
+
+    let outcome = {
+        let write_loop = async {
+            while let Some(out) = rx.recv().await {
+                if out.waiter.reply.is_closed() {
+                    // The caller gave up before its frame was written: nothing goes on the wire.
+                    continue;
+                }
+                let registered = match pending.lock() {
+                    Ok(mut p) => p.insert(out.correlation_id, out.waiter),
+                    Err(_) => false,
+                };
+                if !registered {
+                    return Err(Error::Io {
+                        broker: broker.to_string(),
+                        source: Arc::new(std::io::Error::other(format!(
+                            "correlation id {} already in flight",
+                            out.correlation_id
+                        ))),
+                    });
+                }
+                writer
+                    .write_all(&out.frame)
+                    .await
+                    .map_err(|e| io_error(broker, e))?;
+                writer.flush().await.map_err(|e| io_error(broker, e))?;
+            }
+            Ok::<(), Error>(())
+        };
+
+        let read_loop = async {
+            let mut buf = BytesMut::with_capacity(64 * 1024);
+            loop {
+                loop {
+                    let frame = split_frame(&mut buf, max_frame_size).map_err(|e| {
+                        io_error(
+                            broker,
+                            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+                        )
+                    })?;
+                    let Some(frame) = frame else { break };
+                    let correlation_id = peek_correlation_id(&frame).map_err(|e| {
+                        io_error(
+                            broker,
+                            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+                        )
+                    })?;
+                    let delivered = match pending.lock() {
+                        Ok(mut p) => p.complete(correlation_id, frame),
+                        Err(_) => Delivered::Unknown,
+                    };
+                    match delivered {
+                        Delivered::Handed => {}
+                        Delivered::Discarded(api) => {
+                            tracing::debug!(
+                                broker,
+                                api,
+                                correlation_id,
+                                "response for an abandoned request discarded"
+                            );
+                        }
+                        Delivered::Unknown => {
+                            return Err(io_error(
+                                broker,
+                                std::io::Error::new(
+                                    std::io::ErrorKind::InvalidData,
+                                    format!(
+                                        "response with unknown correlation id {correlation_id}"
+                                    ),
+                                ),
+                            ));
+                        }
+                    }
+                }
+                // Make room for the frame being read, but never more than the limit allows (the
+                // size prefix was checked by split_frame above).
+                if let Some(prefix) = buf.first_chunk::<4>() {
+                    let want = 4 + i32::from_be_bytes(*prefix).max(0) as usize;
+                    buf.reserve(want.saturating_sub(buf.len()).min(max_frame_size + 4));
+                } else {
+                    buf.reserve(8 * 1024);
+                }
+                let n = reader
+                    .read_buf(&mut buf)
+                    .await
+                    .map_err(|e| io_error(broker, e))?;
+                if n == 0 {
+                    return Err(Error::Disconnected {
+                        broker: broker.to_string(),
+                    });
+                }
+            }
+        };
+
+        tokio::select! {
+            r = write_loop => r,
+            r = read_loop => r,
+        }
+    };
+    let error = match outcome {
+        Ok(()) => Error::Closed,
+        Err(e) => {
+            tracing::debug!(broker, error = %e, "connection closed");
+            e
+        }
+    };
+    state.fail(error.clone());
+    let guard = pending.lock();
+    if let Ok(mut p) = guard {
+        p.fail_all(&error);
+    }
+}

@@ -1,0 +1,308 @@
+//! The network client against the real broker (`scripts/kafka`): metadata, pipelining,
+//! cancellation, timeouts, coordinator discovery and failover, admin look-ups on groups made by
+//! Kafka's own tools, TLS and SASL. Run with the shared cluster up:
+//! `set -a; source <(scripts/kafka env); set +a; cargo test -p mooring-coordinator --test client_real_broker`.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+use std::time::Duration;
+
+use mooring_coordinator::config::{ClientConfig, SecurityProtocol};
+use mooring_coordinator::{Client, Error, GroupTransport};
+use mooring_testkit::{unique, Cluster};
+use mooring_wire::error_code::ErrorCode;
+use mooring_wire::messages::describe_groups::DescribeGroupsRequest;
+use mooring_wire::messages::fetch::{FetchPartition, FetchRequest, FetchTopic};
+use mooring_wire::messages::metadata::MetadataRequestTopic;
+use mooring_wire::messages::{ApiVersionsRequest, MetadataRequest};
+use mooring_wire::primitives::Uuid;
+
+fn config(cluster: &Cluster) -> ClientConfig {
+    let mut config = ClientConfig::new(cluster.bootstrap().split(','));
+    config.client_id = "mooring-coordinator-test".into();
+    config
+}
+
+async fn client(cluster: &Cluster) -> Client {
+    Client::connect(config(cluster)).await.unwrap()
+}
+
+/// A Fetch that the broker holds for `wait_ms` (an empty partition, min_bytes 1).
+fn slow_fetch(version: i16, topic: &str, topic_id: Uuid, wait_ms: i32) -> FetchRequest {
+    FetchRequest {
+        replica_id: -1,
+        max_wait_ms: wait_ms,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        session_epoch: -1,
+        topics: vec![FetchTopic {
+            topic: if version < 13 {
+                topic.into()
+            } else {
+                String::new()
+            },
+            topic_id: if version >= 13 { topic_id } else { Uuid::NIL },
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn metadata_for(version: i16, topic: &str) -> MetadataRequest {
+    MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some(topic.into()),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: version < 4,
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn metadata_of_a_created_topic() {
+    let cluster = Cluster::shared();
+    let topic = unique("cl-meta");
+    cluster.create_topic(&topic, 3);
+    let client = client(&cluster).await;
+    let metadata = client
+        .refresh_topics(std::slice::from_ref(&topic))
+        .await
+        .unwrap();
+    let info = &metadata.topics[&topic];
+    assert_eq!(info.partitions.len(), 3);
+    assert!(!info.id.is_nil(), "topic id (Metadata v10+)");
+    assert_eq!(metadata.brokers.len(), 1);
+    assert_eq!(metadata.brokers[&1].host, "127.0.0.1");
+    for p in 0..3 {
+        let (leader, epoch) = client.leader_for(&topic, p).unwrap();
+        assert_eq!(leader, 1);
+        assert!(epoch >= 0);
+    }
+    let all = client.refresh_metadata().await.unwrap();
+    assert!(all.topics.contains_key(&topic));
+    let pattern = regex::Regex::new(&format!("{}|nothing-else", regex::escape(&topic))).unwrap();
+    assert_eq!(client.topics_matching(&pattern), vec![topic.clone()]);
+    let counts = GroupTransport::partition_counts(&client, &[topic.clone(), unique("absent")])
+        .await
+        .unwrap();
+    assert_eq!(counts.into_iter().collect::<Vec<_>>(), vec![(topic, 3)]);
+
+    // The versions negotiated with the broker: the highest both sides implement.
+    let conn = client.connection(1).await.unwrap();
+    let versions: Vec<String> = [
+        ("ApiVersions", conn.version::<ApiVersionsRequest>()),
+        ("Metadata", conn.version::<MetadataRequest>()),
+        (
+            "FindCoordinator",
+            conn.version::<mooring_wire::messages::FindCoordinatorRequest>(),
+        ),
+        (
+            "JoinGroup",
+            conn.version::<mooring_wire::messages::JoinGroupRequest>(),
+        ),
+        (
+            "SyncGroup",
+            conn.version::<mooring_wire::messages::SyncGroupRequest>(),
+        ),
+        (
+            "Heartbeat",
+            conn.version::<mooring_wire::messages::HeartbeatRequest>(),
+        ),
+        (
+            "OffsetCommit",
+            conn.version::<mooring_wire::messages::OffsetCommitRequest>(),
+        ),
+        (
+            "OffsetFetch",
+            conn.version::<mooring_wire::messages::OffsetFetchRequest>(),
+        ),
+        (
+            "ListOffsets",
+            conn.version::<mooring_wire::messages::ListOffsetsRequest>(),
+        ),
+        ("DescribeGroups", conn.version::<DescribeGroupsRequest>()),
+        ("Fetch", conn.version::<FetchRequest>()),
+    ]
+    .into_iter()
+    .map(|(name, v)| format!("{name} v{}", v.unwrap()))
+    .collect();
+    eprintln!("negotiated: {}", versions.join(", "));
+}
+
+#[tokio::test]
+async fn many_pipelined_requests_on_one_connection() {
+    let cluster = Cluster::shared();
+    let client = client(&cluster).await;
+    let conn = client.connection(1).await.unwrap();
+    let attempts = client.connection_attempts();
+    let version = conn.version::<MetadataRequest>().unwrap();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..300 {
+        let conn = conn.clone();
+        tasks.spawn(async move {
+            let name = format!("cl-pipe-absent-{i}");
+            let response = conn.send(&metadata_for(version, &name)).await.unwrap();
+            (name, response)
+        });
+    }
+    let mut answered = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (name, response) = joined.unwrap();
+        assert_eq!(response.topics.len(), 1);
+        assert_eq!(response.topics[0].name.as_deref(), Some(name.as_str()));
+        assert_eq!(
+            ErrorCode::from(response.topics[0].error_code),
+            ErrorCode::UnknownTopicOrPartition
+        );
+        answered += 1;
+    }
+    assert_eq!(answered, 300);
+    assert!(conn.is_alive());
+    assert_eq!(
+        client.connection_attempts(),
+        attempts,
+        "one connection carried them all"
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_request_does_not_break_the_connection() {
+    let cluster = Cluster::shared();
+    let topic = unique("cl-drop");
+    cluster.create_topic(&topic, 1);
+    let client = client(&cluster).await;
+    let metadata = client
+        .refresh_topics(std::slice::from_ref(&topic))
+        .await
+        .unwrap();
+    let topic_id = metadata.topics[&topic].id;
+    let conn = client.connection(1).await.unwrap();
+    let attempts = client.connection_attempts();
+    let fetch_version = conn.version::<FetchRequest>().unwrap();
+    let meta_version = conn.version::<MetadataRequest>().unwrap();
+    for _ in 0..5 {
+        // The broker holds the Fetch for a second; we give up after 50 ms.
+        let fetch = slow_fetch(fetch_version, &topic, topic_id, 1_000);
+        let dropped = tokio::time::timeout(Duration::from_millis(50), conn.send(&fetch)).await;
+        assert!(dropped.is_err(), "the fetch should still be waiting");
+    }
+    // Requests sent meanwhile are answered correctly, and so are those after the abandoned
+    // responses arrived and were discarded.
+    let response = conn
+        .send(&metadata_for(meta_version, &topic))
+        .await
+        .unwrap();
+    assert_eq!(response.topics[0].name.as_deref(), Some(topic.as_str()));
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let response = conn
+        .send(&metadata_for(meta_version, &topic))
+        .await
+        .unwrap();
+    assert_eq!(response.topics[0].error_code, 0);
+    assert!(conn.is_alive());
+    assert_eq!(client.connection_attempts(), attempts);
+}
+
+#[tokio::test]
+async fn request_timeout() {
+    let cluster = Cluster::shared();
+    let topic = unique("cl-timeout");
+    cluster.create_topic(&topic, 1);
+    let mut config = config(&cluster);
+    config.request_timeout = Duration::from_millis(300);
+    let client = Client::connect(config).await.unwrap();
+    let metadata = client
+        .refresh_topics(std::slice::from_ref(&topic))
+        .await
+        .unwrap();
+    let topic_id = metadata.topics[&topic].id;
+    let conn = client.connection(1).await.unwrap();
+    let version = conn.version::<FetchRequest>().unwrap();
+    let started = std::time::Instant::now();
+    let err = conn
+        .send(&slow_fetch(version, &topic, topic_id, 2_000))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout { api: "FetchRequest", after, .. } if after == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(1_500));
+    assert!(err.is_retriable());
+    // As in Java, the timed-out connection is closed (every later request would queue behind the
+    // held Fetch), and the next request reconnects.
+    assert!(!conn.is_alive());
+    let attempts = client.connection_attempts();
+    let fresh = client.connection(1).await.unwrap();
+    assert_eq!(client.connection_attempts(), attempts + 1);
+    let version = fresh.version::<MetadataRequest>().unwrap();
+    let response = fresh.send(&metadata_for(version, &topic)).await.unwrap();
+    assert_eq!(response.topics[0].error_code, 0);
+}
+
+#[tokio::test]
+async fn coordinator_discovery_and_group_transport() {
+    let cluster = Cluster::shared();
+    let client = client(&cluster).await;
+    let group = unique("cl-coord");
+    let node = client.find_coordinator(&group).await.unwrap();
+    assert_eq!(node, 1);
+    assert_eq!(client.cached_coordinator(&group), Some(1));
+    let response =
+        GroupTransport::call_coordinator(&client, &group, |_version| DescribeGroupsRequest {
+            groups: vec![group.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(response.groups.len(), 1);
+    assert_eq!(response.groups[0].group_id, group);
+    assert_eq!(response.groups[0].group_state, "Dead");
+    // Kafka 4 answers GROUP_ID_NOT_FOUND (DescribeGroups v6) for a group that does not exist.
+    let code = ErrorCode::from(response.groups[0].error_code);
+    assert!(
+        matches!(code, ErrorCode::None | ErrorCode::GroupIdNotFound),
+        "{code}"
+    );
+    GroupTransport::forget_coordinator(&client, &group);
+    assert_eq!(client.cached_coordinator(&group), None);
+    // The next call rediscovers it.
+    let response = client
+        .call_coordinator(&group, |_| DescribeGroupsRequest {
+            groups: vec![group.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(response.groups[0].group_id, group);
+    assert_eq!(client.cached_coordinator(&group), Some(1));
+}
+
+#[tokio::test]
+async fn a_dead_broker_is_a_typed_error() {
+    // Port 1 on loopback: nothing listens there.
+    let mut config = ClientConfig::new(["127.0.0.1:1"]);
+    config.reconnect_backoff = Duration::from_millis(10);
+    config.reconnect_backoff_max = Duration::from_millis(40);
+    let client = Client::new(config).unwrap();
+    for _ in 0..3 {
+        let err = client.refresh_metadata().await.unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err:?}");
+        assert!(err.is_retriable());
+    }
+    let err = Client::connect(ClientConfig::new(["127.0.0.1:1"]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    // A bad address is a config error, not a panic.
+    let err = Client::new(ClientConfig::new(["no-port"])).unwrap_err();
+    assert!(matches!(err, Error::Config { .. }), "{err:?}");
+    let _ = SecurityProtocol::Plaintext;
+}
