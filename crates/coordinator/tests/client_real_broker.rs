@@ -306,3 +306,198 @@ async fn a_dead_broker_is_a_typed_error() {
     assert!(matches!(err, Error::Config { .. }), "{err:?}");
     let _ = SecurityProtocol::Plaintext;
 }
+
+// ---- TLS ---------------------------------------------------------------------------------------
+
+fn props(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A name this machine resolves to 127.0.0.1 that the broker's certificate (127.0.0.1, localhost)
+/// does not list.
+fn other_loopback_name() -> String {
+    let hostname = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty() && h != "localhost");
+    let resolves_to_loopback = |name: &str| {
+        use std::net::ToSocketAddrs;
+        (name, 1)
+            .to_socket_addrs()
+            .map(|mut addrs| addrs.any(|a| a.ip().is_loopback()))
+            .unwrap_or(false)
+    };
+    match hostname {
+        Some(h) if resolves_to_loopback(&h) => h,
+        _ => panic!("this test needs a host name other than localhost that resolves to 127.0.0.1"),
+    }
+}
+
+#[tokio::test]
+async fn tls_with_the_ca_and_with_a_client_certificate() {
+    let cluster = Cluster::shared();
+    let ssl = cluster.var("MOORING_BOOTSTRAP_SSL");
+    let ca = cluster.var("MOORING_SSL_CA");
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", ssl),
+        ("security.protocol", "SSL"),
+        ("ssl.ca.location", ca),
+    ]))
+    .unwrap();
+    assert_eq!(config.security_protocol, SecurityProtocol::Ssl);
+    let client = Client::connect(config).await.unwrap();
+    let metadata = client.refresh_metadata().await.unwrap();
+    assert_eq!(
+        metadata.brokers[&1].port.to_string(),
+        ssl.rsplit(':').next().unwrap()
+    );
+    assert_eq!(client.find_coordinator(&unique("cl-tls")).await.unwrap(), 1);
+
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", ssl),
+        ("security.protocol", "SSL"),
+        ("ssl.ca.location", ca),
+        (
+            "ssl.certificate.location",
+            cluster.var("MOORING_SSL_CLIENT_CERT"),
+        ),
+        ("ssl.key.location", cluster.var("MOORING_SSL_CLIENT_KEY")),
+    ]))
+    .unwrap();
+    let client = Client::connect(config).await.unwrap();
+    client.refresh_metadata().await.unwrap();
+}
+
+#[tokio::test]
+async fn tls_with_a_wrong_ca_or_host_name_fails() {
+    let cluster = Cluster::shared();
+    let ssl = cluster.var("MOORING_BOOTSTRAP_SSL");
+    // The client certificate is no CA of the broker's certificate.
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", ssl),
+        ("security.protocol", "SSL"),
+        ("ssl.ca.location", cluster.var("MOORING_SSL_CLIENT_CERT")),
+    ]))
+    .unwrap();
+    let err = Client::connect(config).await.unwrap_err();
+    assert!(matches!(err, Error::Tls { .. }), "{err:?}");
+    assert!(err.to_string().contains("UnknownIssuer"), "{err}");
+
+    // The right CA, but a host name the certificate does not name.
+    let port = ssl.rsplit(':').next().unwrap();
+    let wrong_name = format!("{}:{port}", other_loopback_name());
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", &wrong_name),
+        ("security.protocol", "SSL"),
+        ("ssl.ca.location", cluster.var("MOORING_SSL_CA")),
+    ]))
+    .unwrap();
+    let err = Client::connect(config).await.unwrap_err();
+    assert!(matches!(err, Error::Tls { .. }), "{err:?}");
+    assert!(err.to_string().contains("not valid for name"), "{err}");
+
+    // With hostname verification off (Java: an empty endpoint identification algorithm), the
+    // same name is accepted: the chain is still checked.
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", &wrong_name),
+        ("security.protocol", "SSL"),
+        ("ssl.ca.location", cluster.var("MOORING_SSL_CA")),
+        ("ssl.endpoint.identification.algorithm", ""),
+    ]))
+    .unwrap();
+    Client::connect(config).await.unwrap();
+
+    // A missing CA file is a config error at construction, naming the key.
+    let err = Client::new(
+        ClientConfig::from_properties(props(&[
+            ("bootstrap.servers", ssl),
+            ("security.protocol", "SSL"),
+            ("ssl.ca.location", "/nonexistent/ca.pem"),
+        ]))
+        .unwrap(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::Config { key, .. } if key == "ssl.ca.location"),
+        "{err:?}"
+    );
+}
+
+// ---- SASL --------------------------------------------------------------------------------------
+
+fn sasl_config(cluster: &Cluster, mechanism: &str, password: &str) -> ClientConfig {
+    ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", cluster.var("MOORING_BOOTSTRAP_SASL")),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", mechanism),
+        ("sasl.username", cluster.var("MOORING_SASL_USER")),
+        ("sasl.password", password),
+        ("reconnect.backoff.ms", "10"),
+        ("reconnect.backoff.max.ms", "20"),
+    ]))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn sasl_mechanisms_with_the_right_and_a_wrong_password() {
+    let cluster = Cluster::shared();
+    let password = cluster.var("MOORING_SASL_PASSWORD");
+    for mechanism in ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] {
+        let client = Client::connect(sasl_config(&cluster, mechanism, password))
+            .await
+            .unwrap_or_else(|e| panic!("{mechanism}: {e}"));
+        let group = unique("cl-sasl");
+        assert_eq!(
+            client.find_coordinator(&group).await.unwrap(),
+            1,
+            "{mechanism}"
+        );
+
+        let config = sasl_config(&cluster, mechanism, "not-the-password");
+        assert!(!format!("{config:?}").contains("not-the-password"));
+        let client = Client::new(config).unwrap();
+        let started = std::time::Instant::now();
+        let err = client.refresh_metadata().await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Authentication { mechanism: m, .. } if m == mechanism),
+            "{mechanism}: {err:?}"
+        );
+        assert!(!err.is_retriable());
+        assert!(!err.to_string().contains("not-the-password"));
+        assert!(started.elapsed() < Duration::from_secs(5), "fails fast");
+        assert_eq!(client.connection_attempts(), 1, "{mechanism}");
+        // No reconnect storm: later calls get the same error without connecting again.
+        for _ in 0..3 {
+            let again = client.refresh_metadata().await.unwrap_err();
+            assert!(matches!(again, Error::Authentication { .. }), "{again:?}");
+            let again = client.find_coordinator("g").await.unwrap_err();
+            assert!(matches!(again, Error::Authentication { .. }), "{again:?}");
+        }
+        assert_eq!(client.connection_attempts(), 1, "{mechanism}");
+    }
+}
+
+#[tokio::test]
+async fn oauthbearer_not_enabled_is_an_authentication_error() {
+    let cluster = Cluster::shared();
+    let config = ClientConfig::from_properties(props(&[
+        ("bootstrap.servers", cluster.var("MOORING_BOOTSTRAP_SASL")),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", "OAUTHBEARER"),
+    ]));
+    // Without a token provider the config is refused.
+    assert!(matches!(config, Err(Error::Config { .. })));
+    let mut config = sasl_config(&cluster, "PLAIN", "x");
+    config.sasl.mechanism = Some(mooring_coordinator::config::SaslMechanism::OAuthBearer);
+    let config = config.with_token_provider(|| Ok("header.payload.sig".into()));
+    let err = Client::connect(config).await.unwrap_err();
+    let Error::Authentication { message, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        message.contains("SCRAM-SHA-512"),
+        "lists what the broker offers: {message}"
+    );
+}
