@@ -304,13 +304,11 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 Callback::Lost => listener.lost(list).await,
             }
         };
-        let timed_out = match self
-            .serve(timeout(self.config.rebalance_timeout, call), false)
-            .await
-        {
-            Some(Ok(())) => false,
-            _ => true,
-        };
+        let timed_out = !matches!(
+            self.serve(timeout(self.config.rebalance_timeout, call), false)
+                .await,
+            Some(Ok(()))
+        );
         let duration = started.elapsed();
         if timed_out {
             tracing::warn!(group = %self.config.group_id, ?kind, ?duration, "rebalance listener timed out; going on");

@@ -38,6 +38,9 @@ use super::state::{MemberSnapshot, MemberState, TopicPartition};
 use crate::error::{Error, Result};
 use crate::transport::GroupTransport;
 
+/// One partition's offset as the request builder needs it: index, offset, epoch, metadata.
+type PartitionOffset = (i32, i64, Option<i32>, Option<String>);
+
 /// An offset to commit, or a committed one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffsetAndMetadata {
@@ -284,7 +287,7 @@ impl<T: GroupTransport> Shared<T> {
         let instance = self.config.group_instance_id.clone();
         let member_id = snap.member_id.clone();
         let generation = snap.generation;
-        let topics: Vec<(String, Vec<(i32, i64, Option<i32>, Option<String>)>)> = topics
+        let topics: Vec<(String, Vec<PartitionOffset>)> = topics
             .into_iter()
             .map(|(t, ps)| {
                 (

@@ -1,1 +1,323 @@
+//! A scripted `GroupTransport`: queued responses per API, every request recorded.
+//! An API with nothing queued answers Heartbeat/LeaveGroup/DescribeGroups with a success and
+//! leaves every other request pending (as a coordinator holding a JoinGroup would).
 
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
+use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
+use mooring_wire::messages::join_group::JoinGroupResponseMember;
+use mooring_wire::messages::{
+    DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message,
+    Request, SyncGroupResponse,
+};
+
+use crate::assignor::{Assignor, MemberSubscription, RebalanceProtocol};
+use crate::error::{Error, Result};
+use crate::transport::GroupTransport;
+
+/// One scripted answer.
+pub(crate) enum Scripted {
+    Respond(Box<dyn Any + Send>),
+    Fail(Error),
+}
+
+#[derive(Default)]
+struct Inner {
+    queues: HashMap<i16, VecDeque<Scripted>>,
+    requests: Vec<(i16, tokio::time::Instant, Box<dyn Any + Send>)>,
+    counts: BTreeMap<String, i32>,
+}
+
+#[derive(Default)]
+pub(crate) struct Fake {
+    inner: Mutex<Inner>,
+    pub(crate) forgets: AtomicUsize,
+}
+
+impl std::fmt::Debug for Fake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fake")
+    }
+}
+
+#[allow(clippy::unwrap_used)]
+impl Fake {
+    pub(crate) fn new() -> Arc<Fake> {
+        Arc::new(Fake::default())
+    }
+
+    pub(crate) fn push<R: Message + Send + 'static>(&self, response: R) {
+        self.push_scripted(R::API_KEY, Scripted::Respond(Box::new(response)));
+    }
+
+    pub(crate) fn push_error(&self, api_key: i16, error: Error) {
+        self.push_scripted(api_key, Scripted::Fail(error));
+    }
+
+    fn push_scripted(&self, key: i16, s: Scripted) {
+        self.inner
+            .lock()
+            .unwrap()
+            .queues
+            .entry(key)
+            .or_default()
+            .push_back(s);
+    }
+
+    pub(crate) fn set_partitions(&self, topic: &str, count: i32) {
+        self.inner
+            .lock()
+            .unwrap()
+            .counts
+            .insert(topic.into(), count);
+    }
+
+    /// Every recorded request of type `R`, in order.
+    pub(crate) fn requests<R: Clone + 'static>(&self) -> Vec<R> {
+        self.inner
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .filter_map(|(_, _, r)| r.downcast_ref::<R>().cloned())
+            .collect()
+    }
+
+    /// When each request of API `key` was sent.
+    pub(crate) fn times(&self, key: i16) -> Vec<tokio::time::Instant> {
+        self.inner
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, t, _)| *t)
+            .collect()
+    }
+
+    pub(crate) fn count(&self, key: i16) -> usize {
+        self.keys().iter().filter(|k| **k == key).count()
+    }
+
+    /// API keys of every request, in order (heartbeats included).
+    pub(crate) fn keys(&self) -> Vec<i16> {
+        self.inner
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .map(|(k, _, _)| *k)
+            .collect()
+    }
+}
+
+#[allow(clippy::unwrap_used)]
+impl GroupTransport for Fake {
+    fn call_coordinator<R, F>(
+        &self,
+        _group: &str,
+        build: F,
+    ) -> impl Future<Output = Result<R::Response>> + Send
+    where
+        R: Request + Send + 'static,
+        R::Response: Send + 'static,
+        F: FnOnce(i16) -> R + Send,
+    {
+        // OffsetCommit/OffsetFetch v10 name topics by id; test at v9 like a 3.x broker.
+        let version = if R::API_KEY == 8 || R::API_KEY == 9 {
+            9
+        } else {
+            R::MAX_VERSION
+        };
+        let request = build(version);
+        let scripted = {
+            let mut inner = self.inner.lock().unwrap();
+            inner
+                .requests
+                .push((R::API_KEY, tokio::time::Instant::now(), Box::new(request)));
+            inner
+                .queues
+                .get_mut(&R::API_KEY)
+                .and_then(VecDeque::pop_front)
+        };
+        async move {
+            let take = |b: Box<dyn Any + Send>| -> R::Response {
+                *b.downcast::<R::Response>()
+                    .expect("scripted response of the right type")
+            };
+            match scripted {
+                Some(Scripted::Respond(b)) => Ok(take(b)),
+                Some(Scripted::Fail(e)) => Err(e),
+                None => {
+                    let default: Option<Box<dyn Any + Send>> = match R::API_KEY {
+                        12 => Some(Box::new(HeartbeatResponse::default())),
+                        13 => Some(Box::new(LeaveGroupResponse::default())),
+                        15 => Some(Box::new(DescribeGroupsResponse::default())),
+                        _ => None,
+                    };
+                    match default {
+                        Some(b) => Ok(take(b)),
+                        None => std::future::pending().await,
+                    }
+                }
+            }
+        }
+    }
+
+    fn forget_coordinator(&self, _group: &str) {
+        self.forgets.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn partition_counts(
+        &self,
+        topics: &[String],
+    ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send {
+        let counts = self.inner.lock().unwrap().counts.clone();
+        let out = topics
+            .iter()
+            .filter_map(|t| counts.get(t).map(|c| (t.clone(), *c)))
+            .collect();
+        async move { Ok(out) }
+    }
+}
+
+/// A test assignor: deals every partition of every subscribed topic round-robin over the members
+/// sorted by id; counts its calls.
+#[derive(Debug)]
+pub(crate) struct DealAssignor {
+    pub(crate) name: &'static str,
+    pub(crate) protocol: RebalanceProtocol,
+    pub(crate) calls: AtomicUsize,
+}
+
+impl DealAssignor {
+    pub(crate) fn new(name: &'static str, protocol: RebalanceProtocol) -> Arc<DealAssignor> {
+        Arc::new(DealAssignor {
+            name,
+            protocol,
+            calls: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl Assignor for DealAssignor {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn protocol(&self) -> RebalanceProtocol {
+        self.protocol
+    }
+    fn subscription_user_data(&self, _: &[TopicPartitions], _: i32) -> Option<Bytes> {
+        Some(Bytes::from_static(self.name.as_bytes()))
+    }
+    fn assign(
+        &self,
+        partitions_per_topic: &BTreeMap<String, i32>,
+        members: &[MemberSubscription],
+    ) -> BTreeMap<String, Assignment> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut ids: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+        ids.sort();
+        let mut out: BTreeMap<String, BTreeMap<String, Vec<i32>>> = BTreeMap::new();
+        let mut i = 0;
+        for (topic, n) in partitions_per_topic {
+            for p in 0..*n {
+                let id = ids[i % ids.len()];
+                out.entry(id.into())
+                    .or_default()
+                    .entry(topic.clone())
+                    .or_default()
+                    .push(p);
+                i += 1;
+            }
+        }
+        members
+            .iter()
+            .map(|m| {
+                let parts = out.remove(&m.member_id).unwrap_or_default();
+                (
+                    m.member_id.clone(),
+                    Assignment {
+                        partitions: parts
+                            .into_iter()
+                            .map(|(t, ps)| TopicPartitions::new(t, ps))
+                            .collect(),
+                        user_data: None,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// A JoinGroup response.
+pub(crate) fn join_ok(
+    generation: i32,
+    member_id: &str,
+    leader: &str,
+    protocol: &str,
+) -> JoinGroupResponse {
+    JoinGroupResponse {
+        generation_id: generation,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some(protocol.into()),
+        leader: leader.into(),
+        member_id: member_id.into(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn join_error(code: i16, member_id: &str) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: code,
+        generation_id: -1,
+        protocol_name: None,
+        member_id: member_id.into(),
+        ..Default::default()
+    }
+}
+
+#[allow(clippy::unwrap_used)]
+pub(crate) fn member(id: &str, topics: &[&str]) -> JoinGroupResponseMember {
+    let s = Subscription {
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+        ..Default::default()
+    };
+    let mut buf = BytesMut::new();
+    s.encode(3, &mut buf).unwrap();
+    JoinGroupResponseMember {
+        member_id: id.into(),
+        metadata: buf.freeze(),
+        ..Default::default()
+    }
+}
+
+#[allow(clippy::unwrap_used)]
+pub(crate) fn sync_ok(partitions: &[(&str, &[i32])]) -> SyncGroupResponse {
+    let a = Assignment {
+        partitions: partitions
+            .iter()
+            .map(|(t, ps)| TopicPartitions::new(*t, ps.to_vec()))
+            .collect(),
+        user_data: None,
+    };
+    let mut buf = BytesMut::new();
+    a.encode(3, &mut buf).unwrap();
+    SyncGroupResponse {
+        protocol_type: Some("consumer".into()),
+        assignment: buf.freeze(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn sync_error(code: i16) -> SyncGroupResponse {
+    SyncGroupResponse {
+        error_code: code,
+        ..Default::default()
+    }
+}

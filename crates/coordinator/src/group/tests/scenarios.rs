@@ -1,0 +1,426 @@
+//! Scenarios beyond single rows: static membership, fencing policy, cooperative and eager
+//! rebalances, the leader's assignment, heartbeats during a slow listener, events.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
+use mooring_wire::error_code::ErrorCode as E;
+use mooring_wire::messages::describe_groups::{DescribedGroup, DescribedGroupMember};
+use mooring_wire::messages::{
+    DescribeGroupsResponse, HeartbeatResponse, JoinGroupRequest, LeaveGroupRequest,
+    SyncGroupRequest,
+};
+
+use super::fake::{join_error, join_ok, member, sync_ok};
+use super::*;
+use crate::group::{FencedPolicy, MemberState, RebalanceCause};
+
+const JOIN: i16 = 11;
+const HEARTBEAT: i16 = 12;
+const LEAVE: i16 = 13;
+const DESCRIBE: i16 = 15;
+
+#[tokio::test(start_paused = true)]
+async fn join_request_lists_every_strategy_in_order_with_a_v3_subscription() {
+    let a = DealAssignor::new("range", RebalanceProtocol::Eager);
+    let b = DealAssignor::new("cooperative-sticky", RebalanceProtocol::Cooperative);
+    let mut s = start_with(config(Some("i-1")), vec![a, b], Recorder::default());
+    assert_eq!(
+        s.member.state().rebalance_protocol,
+        RebalanceProtocol::Eager,
+        "cooperative only if all are"
+    );
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[2])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    let snap = wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    assert_eq!(snap.protocol_name.as_deref(), Some("cooperative-sticky"));
+    let j = s.fake.requests::<JoinGroupRequest>();
+    assert_eq!(j[0].group_instance_id.as_deref(), Some("i-1"));
+    assert_eq!(j[0].protocol_type, "consumer");
+    assert_eq!(j[0].session_timeout_ms, 6000);
+    assert_eq!(j[0].rebalance_timeout_ms, 30000);
+    let names: Vec<&str> = j[0].protocols.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["range", "cooperative-sticky"]);
+    let (version, sub) = Subscription::decode(&j[0].protocols[1].metadata).unwrap();
+    assert_eq!(version, 3);
+    assert_eq!(sub.topics, ["t"]);
+    assert_eq!(sub.rack_id.as_deref(), Some("rack-a"));
+    assert_eq!(sub.user_data.as_deref(), Some(&b"cooperative-sticky"[..]));
+    let sync = s.fake.requests::<SyncGroupRequest>();
+    assert_eq!(sync[0].group_instance_id.as_deref(), Some("i-1"));
+    assert_eq!(sync[0].generation_id, 1);
+    assert!(
+        sync[0].assignments.is_empty(),
+        "a follower sends no assignments"
+    );
+    // Every phase is an event, in order.
+    let ev = drain(&mut s.events);
+    let names: Vec<&str> = kinds(&ev)
+        .iter()
+        .filter_map(|k| match k {
+            GroupEventKind::RebalanceStarted {
+                cause: RebalanceCause::NewMember,
+                ..
+            } => Some("started"),
+            GroupEventKind::Joined {
+                generation: 1,
+                leader: false,
+                ..
+            } => Some("joined"),
+            GroupEventKind::Synced { generation: 1, .. } => Some("synced"),
+            GroupEventKind::PartitionsAssigned { .. } => Some("assigned"),
+            GroupEventKind::RebalanceCompleted { generation: 1, .. } => Some("completed"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["started", "joined", "synced", "assigned", "completed"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn leader_runs_the_assignor_the_coordinator_picked() {
+    let a = DealAssignor::new("range", RebalanceProtocol::Eager);
+    let b = DealAssignor::new("roundrobin", RebalanceProtocol::Eager);
+    let s = start_with(
+        config(None),
+        vec![a.clone(), b.clone()],
+        Recorder::default(),
+    );
+    let mut resp = join_ok(1, "m1", "m1", "roundrobin");
+    resp.members = vec![member("m1", &["t"]), member("m2", &["t"])];
+    s.fake.push(resp);
+    s.fake.push(sync_ok(&[("t", &[0, 2])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    let snap = wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    assert!(snap.is_leader());
+    assert_eq!(a.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(b.calls.load(Ordering::SeqCst), 1);
+    let sync = s.fake.requests::<SyncGroupRequest>();
+    let mut got = std::collections::BTreeMap::new();
+    for x in &sync[0].assignments {
+        got.insert(
+            x.member_id.clone(),
+            Assignment::decode(&x.assignment).unwrap().1.partitions,
+        );
+    }
+    assert_eq!(got["m1"], vec![TopicPartitions::new("t", vec![0, 2])]);
+    assert_eq!(got["m2"], vec![TopicPartitions::new("t", vec![1, 3])]);
+    // Metadata change: the leader rejoins when partition counts moved.
+    s.member.metadata_changed().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(s.fake.count(JOIN), 1, "unchanged metadata, no rejoin");
+    s.fake.set_partitions("t", 6);
+    s.member.metadata_changed().await.unwrap();
+    wait_until(|| s.fake.count(JOIN) == 2).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn cooperative_revokes_only_moving_partitions_then_joins_again() {
+    let mut s = start(config(None), RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0, 1])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| {
+        x.generation == 1 && x.state == MemberState::Stable
+    })
+    .await;
+    // Someone joins: gen 2 takes t-0 away and gives t-2; gen 3 (second join) keeps {1, 2}.
+    s.fake.push(HeartbeatResponse {
+        error_code: E::RebalanceInProgress.code(),
+        ..Default::default()
+    });
+    s.fake.push(join_ok(2, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[1, 2])]));
+    s.fake.push(join_ok(3, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[1, 2])]));
+    let snap = wait_state(&s.member, |x| {
+        x.generation == 3 && x.state == MemberState::Stable
+    })
+    .await;
+    assert_eq!(
+        snap.assignment,
+        [tp("t", 1), tp("t", 2)].into_iter().collect()
+    );
+    assert_eq!(
+        s.listener.calls(),
+        vec![
+            ("assigned", vec![tp("t", 0), tp("t", 1)]),
+            ("revoked", vec![tp("t", 0)]),
+            ("assigned", vec![tp("t", 2)]),
+            ("assigned", vec![]),
+        ]
+    );
+    let j = s.fake.requests::<JoinGroupRequest>();
+    assert_eq!(j.len(), 3);
+    let owned = |i: usize| {
+        Subscription::decode(&j[i].protocols[0].metadata)
+            .unwrap()
+            .1
+            .owned_partitions
+    };
+    assert_eq!(
+        owned(1),
+        vec![TopicPartitions::new("t", vec![0, 1])],
+        "owned partitions kept while joining"
+    );
+    assert_eq!(owned(2), vec![TopicPartitions::new("t", vec![1, 2])]);
+    let causes: Vec<RebalanceCause> = drain(&mut s.events)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            GroupEventKind::RebalanceStarted { cause, .. } => Some(cause),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            RebalanceCause::NewMember,
+            RebalanceCause::MemberJoined,
+            RebalanceCause::CooperativeFollowUp
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn eager_revokes_everything_before_joining() {
+    let s = start(config(None), RebalanceProtocol::Eager);
+    s.fake.push(join_ok(1, "m1", "other", "range"));
+    s.fake.push(sync_ok(&[("t", &[0, 1])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| {
+        x.generation == 1 && x.state == MemberState::Stable
+    })
+    .await;
+    s.fake.push(HeartbeatResponse {
+        error_code: E::RebalanceInProgress.code(),
+        ..Default::default()
+    });
+    s.fake.push(join_ok(2, "m1", "other", "range"));
+    s.fake.push(sync_ok(&[("t", &[1])]));
+    wait_state(&s.member, |x| {
+        x.generation == 2 && x.state == MemberState::Stable
+    })
+    .await;
+    assert_eq!(
+        s.listener.calls(),
+        vec![
+            ("assigned", vec![tp("t", 0), tp("t", 1)]),
+            ("revoked", vec![tp("t", 0), tp("t", 1)]),
+            ("assigned", vec![tp("t", 1)]),
+        ]
+    );
+    let j = s.fake.requests::<JoinGroupRequest>();
+    assert!(Subscription::decode(&j[1].protocols[0].metadata)
+        .unwrap()
+        .1
+        .owned_partitions
+        .is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn heartbeats_keep_flowing_while_the_listener_is_slow() {
+    let listener = Recorder {
+        revoke_delay: Duration::from_secs(20),
+        ..Default::default()
+    };
+    let mut c = config(None);
+    c.rebalance_timeout = Duration::from_secs(60);
+    let s = start_with(
+        c,
+        vec![DealAssignor::new("range", RebalanceProtocol::Eager)],
+        listener,
+    );
+    s.fake.push(join_ok(1, "m1", "other", "range"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.fake.push(HeartbeatResponse {
+        error_code: E::RebalanceInProgress.code(),
+        ..Default::default()
+    });
+    wait_until(|| s.listener.calls().iter().any(|(k, _)| *k == "revoked")).await;
+    let before = s.fake.count(HEARTBEAT);
+    let revoke_started = tokio::time::Instant::now();
+    wait_until(|| s.fake.count(JOIN) == 2).await;
+    assert!(revoke_started.elapsed() >= Duration::from_secs(19));
+    let during = s.fake.count(HEARTBEAT) - before;
+    assert!(during >= 18, "{during} heartbeats during a 20 s revoke");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listener_past_the_rebalance_timeout_is_abandoned() {
+    let listener = Recorder {
+        revoke_delay: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let mut s = start_with(
+        config(None),
+        vec![DealAssignor::new("range", RebalanceProtocol::Eager)],
+        listener,
+    );
+    s.fake.push(join_ok(1, "m1", "other", "range"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.fake.push(HeartbeatResponse {
+        error_code: E::RebalanceInProgress.code(),
+        ..Default::default()
+    });
+    wait_until(|| s.fake.count(JOIN) == 2).await;
+    assert!(drain(&mut s.events).iter().any(|e| matches!(e.kind, GroupEventKind::PartitionsRevoked { timed_out: true, duration, .. } if duration >= Duration::from_secs(30))));
+}
+
+#[tokio::test(start_paused = true)]
+async fn static_member_close_sends_no_leave_group_but_leave_does() {
+    let s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.member.close().await.unwrap();
+    assert_eq!(s.fake.count(LEAVE), 0);
+    assert_eq!(
+        s.listener.calls().last(),
+        Some(&("revoked", vec![tp("t", 0)]))
+    );
+
+    let s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.member.leave().await.unwrap();
+    let leave = s.fake.requests::<LeaveGroupRequest>();
+    assert_eq!(leave.len(), 1);
+    assert_eq!(leave[0].members[0].member_id, "m1");
+    assert_eq!(
+        leave[0].members[0].group_instance_id.as_deref(),
+        Some("i-1")
+    );
+
+    // A dynamic member leaves on close; the option overrides either way.
+    let mut c = config(Some("i-1"));
+    c.leave_group_on_close = Some(true);
+    let s = start(c, RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.member.close().await.unwrap();
+    assert_eq!(s.fake.count(LEAVE), 1);
+}
+
+fn twin(alive: bool) -> DescribeGroupsResponse {
+    DescribeGroupsResponse {
+        groups: vec![DescribedGroup {
+            group_id: "g".into(),
+            members: if alive {
+                vec![DescribedGroupMember {
+                    member_id: "twin".into(),
+                    group_instance_id: Some("i-1".into()),
+                    ..Default::default()
+                }]
+            } else {
+                vec![]
+            },
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn fenced_retry_policy_backs_off_and_never_fights_a_live_twin() {
+    let mut c = config(Some("i-1"));
+    c.fenced_policy = FencedPolicy::RetryAfter(Duration::from_secs(1));
+    let mut s = start(c, RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.fake.push(HeartbeatResponse {
+        error_code: E::FencedInstanceId.code(),
+        ..Default::default()
+    });
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Fenced).await;
+    let fenced_at = tokio::time::Instant::now();
+    assert!(s.listener.calls().contains(&("lost", vec![tp("t", 0)])));
+    // The twin is alive at the first two checks, gone at the third.
+    s.fake.push(twin(true));
+    s.fake.push(twin(true));
+    s.fake.push(twin(false));
+    s.fake.push(join_ok(5, "m9", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    wait_state(&s.member, |x| {
+        x.state == MemberState::Stable && x.generation == 5
+    })
+    .await;
+    let checks = s.fake.times(DESCRIBE);
+    assert_eq!(checks.len(), 3);
+    // Waits: session timeout (6 s, above the 1 s base), then doubling.
+    assert_eq!(checks[0] - fenced_at, Duration::from_secs(6));
+    assert_eq!(checks[1] - checks[0], Duration::from_secs(12));
+    assert_eq!(checks[2] - checks[1], Duration::from_secs(24));
+    let joins = s.fake.requests::<JoinGroupRequest>();
+    assert_eq!(joins.len(), 2, "no JoinGroup while the twin lived");
+    assert_eq!(joins[1].member_id, "", "rejoins as a new member id");
+    let retry_ins: Vec<Option<Duration>> = drain(&mut s.events)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            GroupEventKind::Fenced { retry_in, .. } => Some(retry_in),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        retry_ins,
+        [
+            Some(Duration::from_secs(6)),
+            Some(Duration::from_secs(12)),
+            Some(Duration::from_secs(24))
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn subscription_change_rejoins_with_the_new_topics() {
+    let mut s = start(config(None), RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    s.fake.push(join_error(E::RebalanceInProgress.code(), "m1"));
+    s.member.subscribe(["t", "u"]).await.unwrap();
+    wait_until(|| s.fake.count(JOIN) == 3).await;
+    let j = s.fake.requests::<JoinGroupRequest>();
+    assert_eq!(
+        Subscription::decode(&j[2].protocols[0].metadata)
+            .unwrap()
+            .1
+            .topics,
+        ["t", "u"]
+    );
+    assert!(drain(&mut s.events).iter().any(|e| matches!(
+        e.kind,
+        GroupEventKind::RebalanceStarted {
+            cause: RebalanceCause::SubscriptionChange,
+            ..
+        }
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_event_channel_never_blocks_the_member() {
+    let mut c = config(None);
+    c.event_capacity = 2;
+    let s = start(c, RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(1, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(s.member.dropped_events() > 0);
+    assert!(s.fake.count(HEARTBEAT) >= 9);
+}
