@@ -8,6 +8,7 @@
 //! It depends on `mooring-wire` for every byte it sends or reads and must never depend on the
 //! consumer runtime (`mooring-consumer`) or the sidecar: arrows only point down.
 
+pub mod admin;
 pub mod assignor;
 pub mod client;
 pub mod config;

@@ -501,3 +501,149 @@ async fn oauthbearer_not_enabled_is_an_authentication_error() {
         "lists what the broker offers: {message}"
     );
 }
+
+// ---- admin look-ups on a group of Kafka's own tools ----------------------------------------------
+
+/// Kills the child process when dropped, so a failed assertion leaves no Java consumer behind.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn admin_lookups_on_a_java_consumer_group() {
+    use mooring_coordinator::admin::OffsetSpec;
+    use mooring_coordinator::group::TopicPartition;
+    use std::process::{Command, Stdio};
+
+    let cluster = Cluster::shared();
+    let topic = unique("cl-admin");
+    let group = unique("cl-admin");
+    cluster.create_topic(&topic, 3);
+    let produced = cluster.produce_verifiable(&topic, 30, 3, &[]);
+    assert_eq!(produced, 30);
+    let _consumer = KillOnDrop(
+        Command::new(mooring_testkit::kafka_script())
+            .args(["--cluster", cluster.name(), "tool", "VerifiableConsumer"])
+            .args(["--bootstrap-server", cluster.bootstrap(), "--topic", &topic])
+            .args(["--group-id", &group, "--group-instance-id", "static-1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start VerifiableConsumer"),
+    );
+    let client = client(&cluster).await;
+    let all: Vec<TopicPartition> = (0..3)
+        .map(|p| TopicPartition::new(topic.clone(), p))
+        .collect();
+
+    // Wait until the Java member is Stable and has committed everything it consumed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let (description, committed) = loop {
+        let description = client.describe_group(&group).await.unwrap();
+        let committed = client.committed_offsets(&group, None).await.unwrap();
+        let total: i64 = committed.values().map(|c| c.offset).sum();
+        if description.state == "Stable" && total == 30 {
+            break (description, committed);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "group never Stable with 30 committed: {description:?} {committed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(description.protocol_type, "consumer");
+    assert_eq!(description.protocol, "range");
+    assert_eq!(description.members.len(), 1);
+    let member = &description.members[0];
+    assert_eq!(member.group_instance_id.as_deref(), Some("static-1"));
+    let assignment = member.assignment.as_ref().expect("decoded assignment");
+    assert_eq!(assignment.partitions.len(), 1);
+    assert_eq!(assignment.partitions[0].topic, topic);
+    let mut assigned = assignment.partitions[0].partitions.clone();
+    assigned.sort_unstable();
+    assert_eq!(assigned, vec![0, 1, 2]);
+    let subscription = member.subscription.as_ref().expect("decoded subscription");
+    assert_eq!(subscription.topics, vec![topic.clone()]);
+    // The same as Kafka's own ConsumerGroupCommand says.
+    let tool = cluster.describe_members(&group);
+    assert_eq!(tool.len(), 1);
+    assert_eq!(tool[0].consumer_id, member.member_id);
+    assert_eq!(tool[0].client_id, member.client_id);
+    assert_eq!(tool[0].assignment.get(&topic), Some(&vec![0, 1, 2]));
+
+    let listed = client.list_groups().await.unwrap();
+    let ours = listed
+        .iter()
+        .find(|g| g.group_id == group)
+        .expect("group listed");
+    assert_eq!(ours.protocol_type, "consumer");
+
+    // Committed offsets equal the log end offsets Kafka reports: the consumer read everything.
+    let end = cluster.end_offsets(&topic);
+    // (VerifiableConsumer commits only the partitions it read records from.)
+    for tp in &all {
+        let end = end[&tp.partition];
+        assert_eq!(
+            committed.get(tp).map(|c| c.offset),
+            (end > 0).then_some(end),
+            "{tp}"
+        );
+    }
+    let first: Vec<TopicPartition> = committed.keys().take(1).cloned().collect();
+    let some = client
+        .committed_offsets(&group, Some(&first))
+        .await
+        .unwrap();
+    assert_eq!(some.keys().cloned().collect::<Vec<_>>(), first);
+
+    let latest = client.list_offsets(&all, OffsetSpec::Latest).await.unwrap();
+    let earliest = client
+        .list_offsets(&all, OffsetSpec::Earliest)
+        .await
+        .unwrap();
+    let by_time = client
+        .list_offsets(&all, OffsetSpec::ByTime(0))
+        .await
+        .unwrap();
+    let future = client
+        .list_offsets(&all, OffsetSpec::ByTime(i64::MAX / 2))
+        .await
+        .unwrap();
+    for tp in &all {
+        assert_eq!(latest[tp].offset, end[&tp.partition], "{tp}");
+        assert_eq!(earliest[tp].offset, 0, "{tp}");
+        let expected = if end[&tp.partition] > 0 { 0 } else { -1 };
+        assert_eq!(by_time[tp].offset, expected, "{tp}");
+        assert_eq!(future[tp].offset, -1, "{tp}");
+    }
+
+    // A group nobody uses is Dead; an absent topic is an error, not a hang.
+    let dead = client.describe_group(&unique("cl-nobody")).await.unwrap();
+    assert_eq!(dead.state, "Dead");
+    assert!(dead.members.is_empty());
+    let mut quick = config(&cluster);
+    quick.default_api_timeout = Duration::from_millis(500);
+    let quick = Client::connect(quick).await.unwrap();
+    let err = quick
+        .list_offsets(
+            &[TopicPartition::new(unique("cl-absent"), 0)],
+            OffsetSpec::Latest,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Broker {
+                code: ErrorCode::UnknownTopicOrPartition,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
