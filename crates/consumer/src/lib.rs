@@ -6,3 +6,12 @@
 //!
 //! It builds on `mooring-coordinator` and `mooring-wire` and must never depend on the sidecar:
 //! the sidecar consumes its telemetry over HTTP, not through a crate dependency.
+//!
+//! # Modules
+//! - [`subscription`]: the subscription modes, the assignment and each partition's position,
+//!   committed offset, watermarks, pauses and pending reset; the pause rule across rebalances.
+
+pub mod subscription;
+mod topic_partition;
+
+pub use topic_partition::TopicPartition;
