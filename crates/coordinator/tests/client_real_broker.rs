@@ -647,3 +647,67 @@ async fn admin_lookups_on_a_java_consumer_group() {
         "{err:?}"
     );
 }
+
+// ---- coordinator failover (three nodes) ----------------------------------------------------------
+
+#[tokio::test]
+async fn coordinator_failover_on_three_nodes() {
+    let cluster = Cluster::dedicated("t-coord-failover", 3, 31000);
+    let client = client(&cluster).await;
+    assert_eq!(client.refresh_metadata().await.unwrap().brokers.len(), 3);
+    let group = unique("cl-failover");
+    let describe = |group: String| DescribeGroupsRequest {
+        groups: vec![group],
+        ..Default::default()
+    };
+    let old = client.find_coordinator(&group).await.unwrap();
+    client
+        .call_coordinator(&group, |_| describe(group.clone()))
+        .await
+        .unwrap();
+    let attempts = client.connection_attempts();
+
+    cluster.kill(usize::try_from(old).unwrap());
+
+    // The member's loop: call, and on a connection error or a coordinator error forget the
+    // coordinator and call again.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut errors = Vec::new();
+    let new = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no new coordinator; errors: {errors:?}"
+        );
+        match client
+            .call_coordinator(&group, |_| describe(group.clone()))
+            .await
+        {
+            Ok(response) => {
+                let code = ErrorCode::from(response.groups[0].error_code);
+                match code {
+                    ErrorCode::None | ErrorCode::GroupIdNotFound => {
+                        break client.cached_coordinator(&group).unwrap();
+                    }
+                    code => {
+                        errors.push(code.to_string());
+                        GroupTransport::forget_coordinator(&client, &group);
+                    }
+                }
+            }
+            Err(e) => {
+                assert!(e.is_retriable(), "{e:?}");
+                errors.push(e.to_string());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_ne!(new, old, "the coordinator moved off the dead node");
+    assert!(
+        client.connection_attempts() > attempts,
+        "a new connection was made"
+    );
+    eprintln!("coordinator {old} -> {new}; on the way: {errors:?}");
+    // The admin look-up (with its own retries) agrees.
+    let description = client.describe_group(&group).await.unwrap();
+    assert_eq!(description.group_id, group);
+}
