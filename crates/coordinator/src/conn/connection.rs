@@ -448,3 +448,189 @@ async fn run<S>(
         p.fail_all(&error);
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    //! The task's bookkeeping over an in-memory stream: the test plays the peer byte by byte (the
+    //! real broker is exercised in `tests/client_real_broker.rs`).
+
+    use super::*;
+    use bytes::{Buf, BufMut};
+    use mooring_wire::messages::{HeartbeatRequest, HeartbeatResponse, Message};
+    use tokio::io::DuplexStream;
+
+    fn settings(max_frame_size: usize, timeout_ms: u64) -> ConnSettings {
+        ConnSettings {
+            client_id: Arc::from("t"),
+            request_timeout: Duration::from_millis(timeout_ms),
+            max_frame_size,
+            max_in_flight: 16,
+        }
+    }
+
+    fn connection(max_frame_size: usize, timeout_ms: u64) -> (Connection, DuplexStream) {
+        let (ours, peer) = tokio::io::duplex(1 << 16);
+        let conn = Connection::spawn(ours, "peer".into(), settings(max_frame_size, timeout_ms));
+        conn.set_versions(VersionTable::new([(12, 0, 4)]));
+        (conn, peer)
+    }
+
+    /// Reads one request frame from the peer side; returns its correlation id.
+    async fn read_request(peer: &mut DuplexStream) -> i32 {
+        let size = peer.read_i32().await.unwrap();
+        let mut body = vec![0u8; usize::try_from(size).unwrap()];
+        peer.read_exact(&mut body).await.unwrap();
+        let mut b = &body[..];
+        let _key = b.get_i16();
+        let _version = b.get_i16();
+        b.get_i32()
+    }
+
+    /// A Heartbeat v0 response frame (header v0) with `error_code`.
+    fn response(correlation_id: i32, error_code: i16) -> Vec<u8> {
+        let mut body = BytesMut::new();
+        body.put_i32(correlation_id);
+        HeartbeatResponse {
+            error_code,
+            ..Default::default()
+        }
+        .encode(&mut body, 0)
+        .unwrap();
+        let mut frame = Vec::new();
+        frame.put_i32(i32::try_from(body.len()).unwrap());
+        frame.extend_from_slice(&body);
+        frame
+    }
+
+    fn heartbeat() -> HeartbeatRequest {
+        HeartbeatRequest {
+            group_id: "g".into(),
+            generation_id: 1,
+            member_id: "m".into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn responses_in_any_order_reach_their_callers() {
+        let (conn, mut peer) = connection(1 << 20, 5_000);
+        let request = heartbeat();
+        let a = tokio::spawn({
+            let conn = conn.clone();
+            let request = request.clone();
+            async move { conn.send_at(&request, 0).await }
+        });
+        let first = read_request(&mut peer).await;
+        let b = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send_at(&request, 0).await }
+        });
+        let second = read_request(&mut peer).await;
+        peer.write_all(&response(second, 27)).await.unwrap();
+        peer.write_all(&response(first, 0)).await.unwrap();
+        assert_eq!(a.await.unwrap().unwrap().error_code, 0);
+        assert_eq!(b.await.unwrap().unwrap().error_code, 27);
+        assert!(conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn an_oversized_frame_fails_every_waiter() {
+        let (conn, mut peer) = connection(64, 5_000);
+        let request = heartbeat();
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let conn = conn.clone();
+                let request = request.clone();
+                tokio::spawn(async move { conn.send_at(&request, 0).await })
+            })
+            .collect();
+        for _ in 0..3 {
+            read_request(&mut peer).await;
+        }
+        // A size prefix of 1 GiB: refused from the 4 bytes alone, nothing allocated for it.
+        peer.write_all(&(1i32 << 30).to_be_bytes()).await.unwrap();
+        for waiter in waiters {
+            let err = waiter.await.unwrap().unwrap_err();
+            assert!(
+                matches!(&err, Error::Io { source, .. } if source.to_string().contains("exceeds")),
+                "{err:?}"
+            );
+        }
+        assert!(!conn.is_alive());
+        // Later requests get the same error at once.
+        let err = conn.send_at(&heartbeat(), 0).await.unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_closed_peer_and_an_unknown_correlation_id_are_fatal() {
+        let (conn, peer) = connection(1 << 20, 5_000);
+        let pending = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send_at(&heartbeat(), 0).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(peer);
+        let err = pending.await.unwrap().unwrap_err();
+        assert!(
+            matches!(err, Error::Disconnected { .. } | Error::Io { .. }),
+            "{err:?}"
+        );
+
+        let (conn, mut peer) = connection(1 << 20, 5_000);
+        let pending = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send_at(&heartbeat(), 0).await }
+        });
+        let id = read_request(&mut peer).await;
+        peer.write_all(&response(id + 100, 0)).await.unwrap();
+        let err = pending.await.unwrap().unwrap_err();
+        assert!(err.to_string().contains("unknown correlation id"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_caller_leaves_the_stream_in_step() {
+        let (conn, mut peer) = connection(1 << 20, 5_000);
+        let request = heartbeat();
+        // Start a request, let its frame go out, then drop the caller.
+        let abandoned = tokio::spawn({
+            let conn = conn.clone();
+            let request = request.clone();
+            async move { conn.send_at(&request, 0).await }
+        });
+        let first = read_request(&mut peer).await;
+        abandoned.abort();
+        let _ = abandoned.await;
+        let next = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send_at(&request, 0).await }
+        });
+        let second = read_request(&mut peer).await;
+        // The abandoned request's answer comes first and is discarded.
+        peer.write_all(&response(first, 0)).await.unwrap();
+        peer.write_all(&response(second, 22)).await.unwrap();
+        assert_eq!(next.await.unwrap().unwrap().error_code, 22);
+        assert!(conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn a_timeout_closes_the_connection() {
+        let (conn, mut peer) = connection(1 << 20, 100);
+        let err = tokio::join!(conn.send_at(&heartbeat(), 0), read_request(&mut peer))
+            .0
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Timeout {
+                    api: "HeartbeatRequest",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!conn.is_alive());
+    }
+}
