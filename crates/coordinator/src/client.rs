@@ -294,6 +294,24 @@ impl Client {
         }
     }
 
+    /// Starts a task that refreshes metadata every `metadata.max.age.ms`, so
+    /// [`Client::metadata_updates`] subscribers (pattern subscriptions) see new topics without
+    /// asking. It ends when the last clone of the client is dropped.
+    pub fn spawn_metadata_refresher(&self) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(&self.inner);
+        let period = self.inner.config.metadata_max_age;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(period).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let client = Client { inner };
+                if let Err(error) = client.refresh_metadata().await {
+                    tracing::warn!(%error, "periodic metadata refresh failed");
+                }
+            }
+        })
+    }
+
     /// Fetches metadata for every topic now.
     pub async fn refresh_metadata(&self) -> Result<Arc<Metadata>> {
         let response = self.send_any(|v| metadata_request(v, None)).await?;

@@ -711,3 +711,32 @@ async fn coordinator_failover_on_three_nodes() {
     let description = client.describe_group(&group).await.unwrap();
     assert_eq!(description.group_id, group);
 }
+
+#[tokio::test]
+async fn periodic_metadata_refresh_sees_new_topics() {
+    let cluster = Cluster::shared();
+    let mut config = config(&cluster);
+    config.metadata_max_age = Duration::from_millis(300);
+    let client = Client::connect(config).await.unwrap();
+    let mut updates = client.metadata_updates();
+    let refresher = client.spawn_metadata_refresher();
+    let topic = unique("cl-pattern");
+    cluster.create_topic(&topic, 2);
+    let pattern = regex::Regex::new("cl-pattern-.*").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        tokio::time::timeout(Duration::from_secs(5), updates.changed())
+            .await
+            .expect("a refresh within 5 s")
+            .unwrap();
+        if client.topics_matching(&pattern).contains(&topic) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "topic never seen");
+    }
+    drop(client);
+    tokio::time::timeout(Duration::from_secs(5), refresher)
+        .await
+        .expect("the refresher ends with the client")
+        .unwrap();
+}

@@ -81,6 +81,8 @@ struct Inner {
     in_flight: Arc<Semaphore>,
     settings: ConnSettings,
     versions: OnceLock<VersionTable>,
+    /// When the broker ends the SASL session (KIP-368 `session_lifetime_ms`).
+    session_expiry: OnceLock<std::time::Instant>,
 }
 
 /// A handle to one broker connection; clones share the connection.
@@ -124,6 +126,7 @@ impl Connection {
                 in_flight,
                 settings,
                 versions: OnceLock::new(),
+                session_expiry: OnceLock::new(),
             }),
         }
     }
@@ -136,6 +139,32 @@ impl Connection {
     /// Whether the connection can still carry requests.
     pub fn is_alive(&self) -> bool {
         !self.inner.tx.is_closed() && self.inner.state.failure().is_none()
+    }
+
+    /// Whether new requests should use this connection: alive, and its SASL session not near its
+    /// end. Instead of re-authenticating in place (KIP-368), the pool opens a fresh connection
+    /// when 85 % of the session lifetime has passed; requests already in flight finish on the old
+    /// one, which closes when its last handle is dropped.
+    pub fn is_usable(&self) -> bool {
+        self.is_alive()
+            && self
+                .inner
+                .session_expiry
+                .get()
+                .is_none_or(|t| std::time::Instant::now() < *t)
+    }
+
+    /// Records the SASL session lifetime the broker announced (0: unlimited).
+    pub(crate) fn set_session_lifetime(&self, lifetime_ms: i64) {
+        if let Ok(ms) = u64::try_from(lifetime_ms) {
+            if ms > 0 {
+                let renew_after = Duration::from_millis(ms.saturating_mul(85) / 100);
+                let _ = self
+                    .inner
+                    .session_expiry
+                    .set(std::time::Instant::now() + renew_after);
+            }
+        }
     }
 
     /// The error the connection died of, if it did.

@@ -117,7 +117,7 @@ impl Pool {
         let mut live: Vec<(i32, Connection)> = slots
             .iter()
             .filter_map(|(node, slot)| match &slot.state {
-                SlotState::Connected(c) if c.is_alive() => Some((*node, c.clone())),
+                SlotState::Connected(c) if c.is_usable() => Some((*node, c.clone())),
                 _ => None,
             })
             .collect();
@@ -171,7 +171,7 @@ impl Pool {
             *slot = Slot::new(address);
         }
         match &slot.state {
-            SlotState::Connected(conn) if conn.is_alive() => return Ok(Next::Ready(conn.clone())),
+            SlotState::Connected(conn) if conn.is_usable() => return Ok(Next::Ready(conn.clone())),
             SlotState::Connecting(rx) => return Ok(Next::Wait(rx.clone())),
             _ => {}
         }

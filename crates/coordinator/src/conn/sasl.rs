@@ -3,6 +3,10 @@
 //! requests. Mechanisms: PLAIN (RFC 4616), SCRAM-SHA-256/512 (RFC 5802, RFC 7677, KIP-84) and
 //! OAUTHBEARER (RFC 7628, KIP-255; the token comes from a [`TokenProvider`]).
 //!
+//! When the broker limits the session (KIP-368, `connections.max.reauth.ms`), the connection is
+//! retired at 85 % of the announced lifetime and the pool authenticates a fresh one, rather than
+//! re-authenticating in place.
+//!
 //! Every failure here is [`Error::Authentication`]: the pool treats it as fatal and does not
 //! reconnect. Credentials never reach a log line or an error message.
 //!
@@ -124,7 +128,10 @@ async fn exchange(
         })
         .await?;
     match ErrorCode::from(response.error_code) {
-        ErrorCode::None => Ok(response.auth_bytes),
+        ErrorCode::None => {
+            conn.set_session_lifetime(response.session_lifetime_ms);
+            Ok(response.auth_bytes)
+        }
         code => Err(fail(match response.error_message {
             Some(message) if !message.is_empty() => format!("{code}: {message}"),
             _ => code.to_string(),
