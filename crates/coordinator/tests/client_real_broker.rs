@@ -319,6 +319,7 @@ fn props(list: &[(&str, &str)]) -> Vec<(String, String)> {
 /// does not list.
 fn other_loopback_name() -> String {
     let hostname = std::fs::read_to_string("/etc/hostname")
+        .or_else(|_| std::fs::read_to_string("/proc/sys/kernel/hostname"))
         .ok()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty() && h != "localhost");
