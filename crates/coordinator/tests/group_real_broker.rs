@@ -1,0 +1,263 @@
+//! The group member against the real broker (`scripts/kafka`), through the real `Client`:
+//! our members alone for every assignor, static membership (restart within the session timeout,
+//! two processes with one instance id), cooperative rebalances that move only what must move.
+//! Assignments are checked against Kafka's own view (`ConsumerGroupCommand --describe --members`).
+//! Run with the shared cluster up:
+//! `set -a; source <(scripts/kafka env); set +a; cargo test -p mooring-coordinator --test group_real_broker`.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mooring_coordinator::config::ClientConfig;
+use mooring_coordinator::group::{
+    GroupConfig, GroupEventKind, GroupHandle, GroupMember, MemberSnapshot, MemberState,
+    NoopListener, TopicPartition,
+};
+use mooring_coordinator::Client;
+use mooring_testkit::{unique, Cluster};
+
+const PARTITIONS: i32 = 12;
+
+async fn client(cluster: &Cluster) -> Arc<Client> {
+    let mut config = ClientConfig::new(cluster.bootstrap().split(','));
+    config.client_id = "mooring-group-test".into();
+    Arc::new(Client::connect(config).await.unwrap())
+}
+
+fn config(group: &str, strategy: &str, instance: Option<&str>) -> GroupConfig {
+    GroupConfig::from_properties([
+        ("group.id", group),
+        ("group.instance.id", instance.unwrap_or("")),
+        ("session.timeout.ms", "6000"),
+        ("heartbeat.interval.ms", "1000"),
+        ("max.poll.interval.ms", "20000"),
+        ("retry.backoff.ms", "100"),
+        ("partition.assignment.strategy", strategy),
+    ])
+    .unwrap()
+}
+
+/// One Client per member: the broker answers one connection's requests in order, so a JoinGroup
+/// it holds would block every other member sharing that connection.
+async fn spawn(
+    cluster: &Cluster,
+    group: &str,
+    strategy: &str,
+    instance: Option<&str>,
+) -> GroupHandle<Client> {
+    let member = GroupMember::spawn(
+        client(cluster).await,
+        config(group, strategy, instance),
+        NoopListener,
+    )
+    .unwrap();
+    member
+}
+
+/// Waits until every member is Stable in one generation and their assignments cover the topic
+/// exactly once; returns the snapshots.
+async fn settle(members: &[&GroupHandle<Client>], topic: &str) -> Vec<MemberSnapshot> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let snaps: Vec<MemberSnapshot> = members.iter().map(|m| m.state()).collect();
+        let generations: BTreeSet<i32> = snaps.iter().map(|s| s.generation).collect();
+        let all: Vec<&TopicPartition> = snaps.iter().flat_map(|s| s.assignment.iter()).collect();
+        let distinct: BTreeSet<&TopicPartition> = all.iter().copied().collect();
+        let complete = (0..PARTITIONS).all(|p| distinct.contains(&TopicPartition::new(topic, p)));
+        if snaps.iter().all(|s| s.state == MemberState::Stable)
+            && generations.len() == 1
+            && all.len() == distinct.len()
+            && complete
+        {
+            return snaps;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "group did not settle: {snaps:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Kafka's view (ConsumerGroupCommand) of member id → partitions equals ours.
+async fn kafka_agrees(cluster: &Cluster, group: &str, topic: &str, snaps: &[MemberSnapshot]) {
+    let ours: BTreeMap<String, BTreeSet<i32>> = snaps
+        .iter()
+        .map(|s| {
+            (
+                s.member_id.clone(),
+                s.assignment.iter().map(|tp| tp.partition).collect(),
+            )
+        })
+        .collect();
+    let mut last = BTreeMap::new();
+    for _ in 0..30 {
+        let theirs: BTreeMap<String, BTreeSet<i32>> = cluster
+            .describe_members(group)
+            .into_iter()
+            .map(|m| {
+                let parts = m.assignment.get(topic).cloned().unwrap_or_default();
+                (m.consumer_id, parts.into_iter().collect())
+            })
+            .collect();
+        if theirs == ours {
+            return;
+        }
+        last = theirs;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!("ConsumerGroupCommand sees {last:?}, we have {ours:?}");
+}
+
+async fn three_members_settle(strategy: &str) {
+    let cluster = Cluster::shared();
+    let topic = unique("group-three");
+    let group = unique("g-three");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let a = spawn(&cluster, &group, strategy, None).await;
+    let b = spawn(&cluster, &group, strategy, None).await;
+    let c = spawn(&cluster, &group, strategy, None).await;
+    for m in [&a, &b, &c] {
+        m.subscribe([topic.clone()]).await.unwrap();
+    }
+    let snaps = settle(&[&a, &b, &c], &topic).await;
+    assert!(snaps
+        .iter()
+        .all(|s| s.protocol_name.as_deref() == Some(strategy)));
+    assert_eq!(snaps.iter().filter(|s| s.is_leader()).count(), 1);
+    kafka_agrees(&cluster, &group, &topic, &snaps).await;
+    for m in [&a, &b, &c] {
+        m.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn three_members_range() {
+    three_members_settle("range").await;
+}
+
+#[tokio::test]
+async fn three_members_roundrobin() {
+    three_members_settle("roundrobin").await;
+}
+
+#[tokio::test]
+async fn three_members_sticky() {
+    three_members_settle("sticky").await;
+}
+
+#[tokio::test]
+async fn three_members_cooperative_sticky() {
+    three_members_settle("cooperative-sticky").await;
+}
+
+#[tokio::test]
+async fn cooperative_fourth_member_revokes_only_what_moves() {
+    let cluster = Cluster::shared();
+    let topic = unique("group-coop");
+    let group = unique("g-coop");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let members: Vec<GroupHandle<Client>> = vec![
+        spawn(&cluster, &group, "cooperative-sticky", None).await,
+        spawn(&cluster, &group, "cooperative-sticky", None).await,
+        spawn(&cluster, &group, "cooperative-sticky", None).await,
+    ];
+    let mut events: Vec<_> = members.iter().map(|m| m.take_events().unwrap()).collect();
+    for m in &members {
+        m.subscribe([topic.clone()]).await.unwrap();
+    }
+    let before = settle(&members.iter().collect::<Vec<_>>(), &topic).await;
+    for rx in &mut events {
+        while rx.try_recv().is_ok() {}
+    }
+    let fourth = spawn(&cluster, &group, "cooperative-sticky", None).await;
+    fourth.subscribe([topic.clone()]).await.unwrap();
+    let mut all: Vec<&GroupHandle<Client>> = members.iter().collect();
+    all.push(&fourth);
+    let after = settle(&all, &topic).await;
+    assert_eq!(after[3].assignment.len(), 3, "{after:#?}");
+    for (i, rx) in events.iter_mut().enumerate() {
+        let mut revoked = BTreeSet::new();
+        while let Ok(e) = rx.try_recv() {
+            if let GroupEventKind::PartitionsRevoked { partitions, .. } = e.kind {
+                revoked.extend(partitions);
+            }
+        }
+        let moved: BTreeSet<TopicPartition> = before[i]
+            .assignment
+            .difference(&after[i].assignment)
+            .cloned()
+            .collect();
+        assert_eq!(revoked, moved, "member {i} revoked only what moved");
+        assert!(
+            after[i].assignment.is_subset(&before[i].assignment),
+            "member {i} gained nothing"
+        );
+    }
+    kafka_agrees(&cluster, &group, &topic, &after).await;
+    for m in all {
+        m.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn static_member_restart_keeps_generation_and_assignment() {
+    let cluster = Cluster::shared();
+    let topic = unique("group-static");
+    let group = unique("g-static");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let a = spawn(&cluster, &group, "range", Some("static-a")).await;
+    let b = spawn(&cluster, &group, "range", Some("static-b")).await;
+    a.subscribe([topic.clone()]).await.unwrap();
+    b.subscribe([topic.clone()]).await.unwrap();
+    let before = settle(&[&a, &b], &topic).await;
+    // Restart b within the session timeout: close sends no LeaveGroup for a static member.
+    b.close().await.unwrap();
+    let b2 = spawn(&cluster, &group, "range", Some("static-b")).await;
+    b2.subscribe([topic.clone()]).await.unwrap();
+    let after = settle(&[&a, &b2], &topic).await;
+    assert_eq!(after[0].generation, before[0].generation, "no rebalance");
+    assert_eq!(after[1].assignment, before[1].assignment);
+    assert_eq!(after[0].assignment, before[0].assignment);
+    a.leave().await.unwrap();
+    b2.leave().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_members_with_one_instance_id_the_older_is_fenced() {
+    let cluster = Cluster::shared();
+    let topic = unique("group-fenced");
+    let group = unique("g-fenced");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let old = spawn(&cluster, &group, "range", Some("twin")).await;
+    let mut old_events = old.take_events().unwrap();
+    old.subscribe([topic.clone()]).await.unwrap();
+    settle(&[&old], &topic).await;
+    let new = spawn(&cluster, &group, "range", Some("twin")).await;
+    new.subscribe([topic.clone()]).await.unwrap();
+    settle(&[&new], &topic).await;
+    let mut rx = old.watch_state();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        rx.wait_for(|s| s.state == MemberState::Fenced),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let mut told = false;
+    while let Ok(e) = old_events.try_recv() {
+        told |= matches!(e.kind, GroupEventKind::Fenced { ref instance_id, retry_in: None, .. } if instance_id == "twin");
+    }
+    assert!(told, "the fenced member was told");
+    // It does not fight: the new one stays stable with everything for a while.
+    let generation = new.state().generation;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert_eq!(new.state().state, MemberState::Stable);
+    assert_eq!(new.state().generation, generation);
+    assert_eq!(old.state().state, MemberState::Fenced);
+    new.leave().await.unwrap();
+    old.close().await.unwrap();
+}
