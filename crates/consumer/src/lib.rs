@@ -10,7 +10,11 @@
 //! # Modules
 //! - [`subscription`]: the subscription modes, the assignment and each partition's position,
 //!   committed offset, watermarks, pauses and pending reset; the pause rule across rebalances.
+//! - [`processing`]: the async processing engine: bounded concurrency, ordering per partition or
+//!   key, commit tracking that never passes an unfinished record, bounded buffers with
+//!   backpressure, the `max.poll.interval.ms` watchdog, revoke/loss/shutdown and metrics.
 
+pub mod processing;
 pub mod subscription;
 mod topic_partition;
 

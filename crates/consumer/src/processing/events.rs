@@ -1,0 +1,122 @@
+//! What the engine tells the application and the fetcher: backpressure pause/resume, a handler
+//! past `max.poll.interval.ms`, handler failures. Events go to a bounded channel without waiting;
+//! when it is full the event is dropped and counted ([`ProcessingMetrics::events_dropped_total`]).
+//! Everything an event reports can also be read from the engine directly (backpressured
+//! partitions, overdue handlers, the failure), so a dropped event loses no state.
+//!
+//! [`ProcessingMetrics::events_dropped_total`]: super::ProcessingMetrics::events_dropped_total
+
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::HandlerError;
+use crate::TopicPartition;
+
+/// The receiving end of the engine's events.
+pub type EventReceiver = mpsc::Receiver<ProcessingEvent>;
+
+/// Something the application or the fetcher should act on.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProcessingEvent {
+    /// The partition's buffer is full: stop fetching it.
+    BackpressurePause {
+        /// The partition.
+        partition: TopicPartition,
+        /// Records accepted and not yet committable.
+        window_records: usize,
+        /// Bytes buffered, not yet started.
+        buffered_bytes: usize,
+    },
+    /// The partition's buffer drained below the low watermark: fetch it again.
+    BackpressureResume {
+        /// The partition.
+        partition: TopicPartition,
+        /// Records accepted and not yet committable.
+        window_records: usize,
+        /// Bytes buffered, not yet started.
+        buffered_bytes: usize,
+    },
+    /// A handler has run longer than `max.poll.interval.ms` (reported once per record). The
+    /// runtime leaves the group and rejoins, as Java's poll timeout does.
+    PollIntervalExceeded {
+        /// The record's partition.
+        partition: TopicPartition,
+        /// The record's offset.
+        offset: i64,
+        /// How long it has run.
+        elapsed: Duration,
+    },
+    /// A handler returned an error (or panicked); `action` says what the engine does next.
+    HandlerFailed {
+        /// The record's partition.
+        partition: TopicPartition,
+        /// The record's offset.
+        offset: i64,
+        /// 0 for the first attempt.
+        attempt: u32,
+        /// The handler's error.
+        error: HandlerError,
+        /// What follows.
+        action: FailureAction,
+    },
+}
+
+/// What the engine does after a handler failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureAction {
+    /// It retries after this back-off.
+    Retry {
+        /// The back-off.
+        after: Duration,
+    },
+    /// It skips the record (counted).
+    Skip,
+    /// It stops dispatching; the record stays uncommitted.
+    Stop,
+}
+
+/// The sending side: never waits, counts what it drops.
+#[derive(Debug)]
+pub(crate) struct EventSink {
+    tx: mpsc::Sender<ProcessingEvent>,
+    dropped: AtomicU64,
+}
+
+impl EventSink {
+    pub(crate) fn new(capacity: usize) -> (Self, EventReceiver) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (
+            EventSink {
+                tx,
+                dropped: AtomicU64::new(0),
+            },
+            rx,
+        )
+    }
+
+    pub(crate) fn emit(&self, event: ProcessingEvent) {
+        if self.tx.try_send(event).is_err() {
+            self.dropped.fetch_add(1, AtomicOrdering::Relaxed);
+        }
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(AtomicOrdering::Relaxed)
+    }
+}
+
+/// The failure that stopped dispatching (policy [`OnFailure::Stop`](super::OnFailure::Stop)).
+#[derive(Debug, Clone)]
+pub struct HandlerFailure {
+    /// The record's partition.
+    pub partition: TopicPartition,
+    /// The record's offset: no commit of this partition passes it.
+    pub offset: i64,
+    /// Attempts made (1 + retries).
+    pub attempts: u32,
+    /// The handler's last error.
+    pub error: HandlerError,
+}

@@ -1,0 +1,88 @@
+//! The Tokio task that runs one record's handler: attempts, back-off between retries, the final
+//! outcome reported to the engine. A drop guard reports the outcome even when the handler panics
+//! (a failure, under the configured policy) or the task is dropped unfinished (not finished: the
+//! offset stays uncommitted), so a slot or an ordering lane is never leaked.
+
+use std::sync::Arc;
+
+use super::core::{Outcome, Start, TaskId};
+use super::engine::Shared;
+use super::{Handler, HandlerError, HandlerPanicked, OnFailure};
+
+struct CompletionGuard<H: Handler> {
+    shared: Arc<Shared<H>>,
+    task: TaskId,
+    attempts: u32,
+    done: bool,
+}
+
+impl<H: Handler> CompletionGuard<H> {
+    fn finish(mut self, outcome: Outcome) {
+        self.done = true;
+        self.shared.complete(self.task, outcome);
+    }
+}
+
+impl<H: Handler> Drop for CompletionGuard<H> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let outcome = if std::thread::panicking() {
+            let error: HandlerError = Arc::new(HandlerPanicked);
+            let attempts = self.attempts;
+            match self.shared.policy().then {
+                OnFailure::Skip => Outcome::Skipped { error, attempts },
+                OnFailure::Stop => Outcome::Failed { error, attempts },
+            }
+        } else {
+            Outcome::Cancelled
+        };
+        self.shared.complete(self.task, outcome);
+    }
+}
+
+/// Runs the handler for `start.record` under the failure policy, then reports the outcome.
+pub(crate) async fn run<H: Handler>(shared: Arc<Shared<H>>, start: Start) {
+    let policy = shared.policy();
+    let mut guard = CompletionGuard {
+        shared: Arc::clone(&shared),
+        task: start.task,
+        attempts: 0,
+        done: false,
+    };
+    let mut record = Some(start.record);
+    let mut retry = 0u32;
+    let outcome = loop {
+        let last_attempt = retry >= policy.max_retries;
+        // Clone only while a retry may still need the record.
+        let input = if last_attempt {
+            record.take()
+        } else {
+            record.clone()
+        };
+        let Some(input) = input else {
+            break Outcome::Cancelled;
+        };
+        guard.attempts = retry + 1;
+        match shared.handler().handle(input).await {
+            Ok(()) => break Outcome::Succeeded,
+            Err(e) => {
+                let error: HandlerError = Arc::from(e.into());
+                if !last_attempt {
+                    let after = policy.backoff(retry);
+                    shared.retrying(start.task, retry, error, after);
+                    tokio::time::sleep(after).await;
+                    retry += 1;
+                    continue;
+                }
+                let attempts = retry + 1;
+                break match policy.then {
+                    OnFailure::Skip => Outcome::Skipped { error, attempts },
+                    OnFailure::Stop => Outcome::Failed { error, attempts },
+                };
+            }
+        }
+    };
+    guard.finish(outcome);
+}
