@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mooring_consumer::processing::{
     ConsumerRecord, EventReceiver, FailureAction, FailurePolicy, HandlerPanicked, OnFailure,
-    Ordering, ProcessingConfig, ProcessingEngine, ProcessingEvent, SubmitError,
+    ProcessingConfig, ProcessingEngine, ProcessingEvent, ProcessingOrder, SubmitError,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -153,7 +153,7 @@ async fn next_start(started: &mut mpsc::Receiver<(i32, i64)>) -> (i32, i64) {
         .expect("channel open")
 }
 
-fn config(concurrency: usize, ordering: Ordering) -> ProcessingConfig {
+fn config(concurrency: usize, ordering: ProcessingOrder) -> ProcessingConfig {
     ProcessingConfig {
         concurrency,
         ordering,
@@ -166,7 +166,7 @@ fn config(concurrency: usize, ordering: Ordering) -> ProcessingConfig {
 async fn run_random_latencies(
     seed: u64,
     concurrency: usize,
-    ordering: Ordering,
+    ordering: ProcessingOrder,
     partitions: i32,
     per_partition: i64,
 ) -> (
@@ -209,7 +209,11 @@ async fn run_random_latencies(
 
 #[tokio::test(start_paused = true)]
 async fn concurrency_bound_is_never_exceeded() {
-    for ordering in [Ordering::Partition, Ordering::Key, Ordering::None] {
+    for ordering in [
+        ProcessingOrder::Partition,
+        ProcessingOrder::Key,
+        ProcessingOrder::None,
+    ] {
         let (conc, log, engine) = run_random_latencies(7, 4, ordering, 10, 40).await;
         assert_eq!(conc.max.load(AtomicOrdering::SeqCst), 4, "{ordering:?}");
         let m = engine.metrics();
@@ -233,7 +237,8 @@ async fn concurrency_bound_is_never_exceeded() {
 #[tokio::test(start_paused = true)]
 async fn partition_order_is_kept_with_random_latencies() {
     for seed in 0..8 {
-        let (conc, log, _engine) = run_random_latencies(seed, 8, Ordering::Partition, 5, 50).await;
+        let (conc, log, _engine) =
+            run_random_latencies(seed, 8, ProcessingOrder::Partition, 5, 50).await;
         assert_eq!(conc.max_per_partition.load(AtomicOrdering::SeqCst), 1);
         assert_eq!(
             conc.max.load(AtomicOrdering::SeqCst),
@@ -252,7 +257,7 @@ async fn partition_order_is_kept_with_random_latencies() {
 
 #[tokio::test(start_paused = true)]
 async fn unordered_mode_overlaps_within_a_partition() {
-    let (conc, _log, _engine) = run_random_latencies(3, 8, Ordering::None, 1, 40).await;
+    let (conc, _log, _engine) = run_random_latencies(3, 8, ProcessingOrder::None, 1, 40).await;
     assert_eq!(conc.max_per_partition.load(AtomicOrdering::SeqCst), 8);
 }
 
@@ -277,7 +282,7 @@ async fn key_mode_same_key_in_order_different_keys_concurrent() {
         }
     };
     let (engine, _events) =
-        ProcessingEngine::new(config(16, Ordering::Key), handler).expect("engine");
+        ProcessingEngine::new(config(16, ProcessingOrder::Key), handler).expect("engine");
     engine.add_partitions([tp(0)]);
     let keys = ["a", "b", "c", "d"];
     let batch: Vec<Record> = (0..200)
@@ -310,7 +315,7 @@ async fn key_mode_commit_waits_for_the_slow_key() {
     let (started_tx, mut started) = mpsc::channel(64);
     let done: Log = Arc::default();
     let (engine, _events) = ProcessingEngine::new(
-        config(8, Ordering::Key),
+        config(8, ProcessingOrder::Key),
         gated_handler(gates.clone(), started_tx, Arc::clone(&done)),
     )
     .expect("engine");
@@ -361,7 +366,7 @@ proptest::proptest! {
             .expect("runtime");
         rt.block_on(async {
             let (conc, log, engine) =
-                run_random_latencies(seed, concurrency, Ordering::Partition, partitions, per_partition).await;
+                run_random_latencies(seed, concurrency, ProcessingOrder::Partition, partitions, per_partition).await;
             assert!(conc.max.load(AtomicOrdering::SeqCst) <= concurrency);
             assert_eq!(conc.max_per_partition.load(AtomicOrdering::SeqCst), 1);
             for offsets in log.lock().expect("lock").values() {
@@ -382,7 +387,7 @@ async fn commit_never_passes_an_unfinished_record() {
     let (started_tx, mut started) = mpsc::channel(64);
     let done: Log = Arc::default();
     let (engine, _events) = ProcessingEngine::new(
-        config(4, Ordering::None),
+        config(4, ProcessingOrder::None),
         gated_handler(gates.clone(), started_tx, Arc::clone(&done)),
     )
     .expect("engine");
@@ -413,7 +418,7 @@ async fn stop_partitions_waits_for_in_flight_and_returns_exact_offsets() {
     let (started_tx, mut started) = mpsc::channel(64);
     let done: Log = Arc::default();
     let (engine, _events) = ProcessingEngine::new(
-        config(8, Ordering::None),
+        config(8, ProcessingOrder::None),
         gated_handler(gates.clone(), started_tx, Arc::clone(&done)),
     )
     .expect("engine");
@@ -434,6 +439,14 @@ async fn stop_partitions_waits_for_in_flight_and_returns_exact_offsets() {
         tokio::spawn(async move { engine.stop_partitions([tp(0)], LONG).await })
     };
     tokio::task::yield_now().await;
+    engine
+        .submit(&tp(1), records(0..1))
+        .expect("partition 1 unaffected");
+    assert_eq!(
+        engine.committable_offsets().keys().collect::<Vec<_>>(),
+        vec![&tp(1)],
+        "a partition being revoked has nothing to commit outside its stop report"
+    );
     assert!(matches!(
         engine.submit(&tp(0), records(14..20)),
         Err(SubmitError::UnknownPartition(_))
@@ -444,7 +457,7 @@ async fn stop_partitions_waits_for_in_flight_and_returns_exact_offsets() {
     assert!(!stopper.is_finished(), "10 is still running");
     // Partition 1 keeps working during the revoke of partition 0 (cooperative).
     engine
-        .submit(&tp(1), records(0..3))
+        .submit(&tp(1), records(1..3))
         .expect("partition 1 unaffected");
     gates.open(0, 10);
     let report = tokio::time::timeout(LONG, stopper)
@@ -468,7 +481,7 @@ async fn stop_partitions_discards_unstarted_records_and_is_bounded() {
     let (started_tx, mut started) = mpsc::channel(64);
     let done: Log = Arc::default();
     let (engine, _events) = ProcessingEngine::new(
-        config(4, Ordering::Partition),
+        config(4, ProcessingOrder::Partition),
         gated_handler(gates.clone(), started_tx, Arc::clone(&done)),
     )
     .expect("engine");
@@ -501,7 +514,7 @@ async fn drop_partitions_forgets_without_committing() {
     let gates = Gates::default();
     let (started_tx, mut started) = mpsc::channel(64);
     let (engine, _events) = ProcessingEngine::new(
-        config(2, Ordering::Partition),
+        config(2, ProcessingOrder::Partition),
         gated_handler(gates.clone(), started_tx, Arc::default()),
     )
     .expect("engine");
@@ -522,7 +535,7 @@ async fn shutdown_drains_in_flight_and_closes() {
     let gates = Gates::default();
     let (started_tx, mut started) = mpsc::channel(64);
     let (engine, _events) = ProcessingEngine::new(
-        config(2, Ordering::Partition),
+        config(2, ProcessingOrder::Partition),
         gated_handler(gates.clone(), started_tx, Arc::default()),
     )
     .expect("engine");
@@ -548,11 +561,11 @@ async fn shutdown_drains_in_flight_and_closes() {
 
 #[tokio::test(start_paused = true)]
 async fn cooperative_add_keeps_partitions_that_stay() {
-    let (engine, _events) =
-        ProcessingEngine::new(config(2, Ordering::Partition), |_r: ConsumerRecord| async {
-            Ok::<(), String>(())
-        })
-        .expect("engine");
+    let (engine, _events) = ProcessingEngine::new(
+        config(2, ProcessingOrder::Partition),
+        |_r: ConsumerRecord| async { Ok::<(), String>(()) },
+    )
+    .expect("engine");
     engine.add_partitions([tp(0)]);
     engine.submit(&tp(0), records(0..3)).expect("submit");
     assert!(engine.drained(LONG).await);
@@ -581,7 +594,7 @@ async fn slow_handler_pauses_then_resumes_the_partition() {
     let cfg = ProcessingConfig {
         max_buffered_records: 10,
         resume_buffered_records: 4,
-        ..config(1, Ordering::Partition)
+        ..config(1, ProcessingOrder::Partition)
     };
     let (engine, mut events) = ProcessingEngine::new(
         cfg,
@@ -642,7 +655,7 @@ async fn byte_bound_pauses_too_and_a_huge_record_still_fits_an_empty_buffer() {
     let cfg = ProcessingConfig {
         max_buffered_bytes: 100,
         resume_buffered_bytes: 50,
-        ..config(1, Ordering::Partition)
+        ..config(1, ProcessingOrder::Partition)
     };
     let (engine, mut events) = ProcessingEngine::new(
         cfg,
@@ -681,7 +694,7 @@ async fn watchdog_reports_a_handler_past_max_poll_interval_once() {
     let (started_tx, mut started) = mpsc::channel(64);
     let cfg = ProcessingConfig {
         max_poll_interval: Duration::from_secs(30),
-        ..config(2, Ordering::Partition)
+        ..config(2, ProcessingOrder::Partition)
     };
     let (engine, mut events) = ProcessingEngine::new(
         cfg,
@@ -745,7 +758,7 @@ fn failing_at(
 async fn default_policy_stops_and_never_commits_past_the_failure() {
     let calls = Arc::new(AtomicUsize::new(0));
     let (engine, mut events) = ProcessingEngine::new(
-        config(4, Ordering::Partition),
+        config(4, ProcessingOrder::Partition),
         failing_at(2, usize::MAX, Arc::clone(&calls)),
     )
     .expect("engine");
@@ -781,7 +794,7 @@ async fn skip_policy_counts_and_reports() {
     let calls = Arc::new(AtomicUsize::new(0));
     let cfg = ProcessingConfig {
         failure_policy: FailurePolicy::skip(),
-        ..config(4, Ordering::Partition)
+        ..config(4, ProcessingOrder::Partition)
     };
     let (engine, mut events) =
         ProcessingEngine::new(cfg, failing_at(2, usize::MAX, Arc::clone(&calls))).expect("engine");
@@ -811,7 +824,7 @@ async fn retry_policy_backs_off_then_succeeds_or_gives_up() {
     let calls = Arc::new(AtomicUsize::new(0));
     let cfg = ProcessingConfig {
         failure_policy: FailurePolicy::retry(3, Duration::from_millis(100), OnFailure::Stop),
-        ..config(4, Ordering::Partition)
+        ..config(4, ProcessingOrder::Partition)
     };
     let (engine, mut events) =
         ProcessingEngine::new(cfg.clone(), failing_at(1, 2, Arc::clone(&calls))).expect("engine");
@@ -860,7 +873,7 @@ async fn retry_policy_backs_off_then_succeeds_or_gives_up() {
 #[tokio::test(start_paused = true)]
 async fn a_panicking_handler_is_a_failure_not_a_leak() {
     let (engine, _events) = ProcessingEngine::new(
-        config(1, Ordering::Partition),
+        config(1, ProcessingOrder::Partition),
         |r: ConsumerRecord| async move {
             if r.offset() == 1 {
                 panic!("boom");

@@ -7,7 +7,7 @@ use super::EngineError;
 
 /// Which records may run at the same time inside one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Ordering {
+pub enum ProcessingOrder {
     /// One record of a partition in flight at a time: records finish in offset order (default).
     #[default]
     Partition,
@@ -83,8 +83,8 @@ impl FailurePolicy {
     }
 
     /// Retry `max_retries` times with exponential back-off from `initial_backoff` (capped at 30 s),
-    /// then `then`. Retries keep the record's ordering slot: later records of its partition (or
-    /// key) wait.
+    /// then `then`. Retries keep the record's ordering slot and its concurrency slot: later
+    /// records of its partition (or key) wait, and so does one unit of `concurrency`.
     pub fn retry(max_retries: u32, initial_backoff: Duration, then: OnFailure) -> Self {
         FailurePolicy {
             max_retries,
@@ -108,11 +108,11 @@ impl FailurePolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mooring_consumer::processing::{Ordering, ProcessingConfig};
+/// use mooring_consumer::processing::{ProcessingConfig, ProcessingOrder};
 ///
 /// let config = ProcessingConfig {
 ///     concurrency: 32,
-///     ordering: Ordering::Key,
+///     ordering: ProcessingOrder::Key,
 ///     max_poll_interval: Duration::from_secs(60),
 ///     ..ProcessingConfig::default()
 /// };
@@ -124,7 +124,7 @@ pub struct ProcessingConfig {
     /// The most handlers running at once, over all partitions.
     pub concurrency: usize,
     /// Ordering inside a partition.
-    pub ordering: Ordering,
+    pub ordering: ProcessingOrder,
     /// Per partition, the most records accepted and not yet committable (buffered, in flight, or
     /// finished above an unfinished one). Reaching it pauses fetching of the partition, and
     /// [`submit`](super::ProcessingEngine::submit) hands back what does not fit.
@@ -151,7 +151,7 @@ impl Default for ProcessingConfig {
     fn default() -> Self {
         ProcessingConfig {
             concurrency: 16,
-            ordering: Ordering::Partition,
+            ordering: ProcessingOrder::Partition,
             max_buffered_records: 1000,
             max_buffered_bytes: 4 * 1024 * 1024,
             resume_buffered_records: 500,

@@ -53,6 +53,12 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
+#[derive(Debug, Clone, Copy)]
+enum OutcomeKind {
+    Ended,
+    Cancelled,
+}
+
 #[derive(Debug)]
 struct Running {
     partition: PartitionId,
@@ -292,6 +298,10 @@ impl Core {
         let Some(run) = self.running.remove(&task) else {
             return Vec::new();
         };
+        let outcome_kind = match &outcome {
+            Outcome::Cancelled => OutcomeKind::Cancelled,
+            _ => OutcomeKind::Ended,
+        };
         let advance = match outcome {
             Outcome::Succeeded => {
                 self.counters.completed += 1;
@@ -336,6 +346,7 @@ impl Core {
             Outcome::Cancelled => false,
         };
         self.last_progress = now;
+        let cancelled = matches!(outcome_kind, OutcomeKind::Cancelled);
         if let Some(pq) = self.partitions.get_mut(&run.partition) {
             pq.finish(&run.lane, run.offset, advance);
             if pq.schedule_if_runnable(&run.lane) {
@@ -344,6 +355,10 @@ impl Core {
             if let Some(e) = pq.check_backpressure() {
                 self.events.emit(e);
             }
+        }
+        if cancelled {
+            // The runtime is dropping tasks: start nothing more on it.
+            return Vec::new();
         }
         self.pump(now)
     }

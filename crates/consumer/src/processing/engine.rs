@@ -96,7 +96,9 @@ impl<H: Handler> Shared<H> {
 
 /// Runs a [`Handler`] over the records the fetcher submits, with bounded concurrency, ordering
 /// per partition (or key), bounded buffers with backpressure, a `max.poll.interval.ms` watchdog
-/// and commit tracking. Cloning gives another handle to the same engine.
+/// and commit tracking. Cloning gives another handle to the same engine. Dropping every handle
+/// without [`shutdown`](Self::shutdown) lets running handlers, and the records already buffered,
+/// finish on the runtime; call `shutdown` to stop and learn what to commit.
 ///
 /// ```
 /// use std::time::Duration;
@@ -203,6 +205,8 @@ impl<H: Handler> ProcessingEngine<H> {
 
     /// Revoke: stops dispatching these partitions, discards their unstarted records, waits up to
     /// `timeout` for their running handlers, then forgets them and returns what to commit.
+    /// Other partitions keep running (cooperative rebalance) and their committable offsets stay
+    /// available. One stop per partition at a time: the rebalance listener serializes them.
     pub async fn stop_partitions(
         &self,
         partitions: impl IntoIterator<Item = TopicPartition>,

@@ -136,7 +136,9 @@ pub struct ProcessingMetrics {
     pub events_dropped_total: u64,
     /// Records discarded unstarted by a stop, drop or shutdown.
     pub discarded_total: u64,
-    /// Time since a handler last started or finished (the processing loop's liveness).
+    /// Time since a handler last started or finished (the processing loop's liveness). Only a
+    /// sign of trouble while work is pending (`in_flight > 0` or records buffered): an idle
+    /// engine has nothing to progress on.
     pub since_last_progress: Duration,
     /// Handlers running longer than `max.poll.interval.ms` now.
     pub overdue: Vec<OverdueHandler>,

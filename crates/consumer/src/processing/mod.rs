@@ -2,7 +2,7 @@
 //! the user's handler.
 //!
 //! - **Dispatch**: records submitted per partition go to an async [`Handler`], at most
-//!   [`ProcessingConfig::concurrency`] at once over all partitions. [`Ordering`] keeps offset order
+//!   [`ProcessingConfig::concurrency`] at once over all partitions. [`ProcessingOrder`] keeps offset order
 //!   per partition (default: one record of a partition in flight), per key inside a partition
 //!   (same key in order, different keys concurrently), or not at all. Partitions and keys take
 //!   turns for free slots.
@@ -44,7 +44,7 @@ mod task;
 mod tracker;
 mod watchdog;
 
-pub use config::{FailurePolicy, OnFailure, Ordering, ProcessingConfig};
+pub use config::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
 pub use engine::{ProcessingEngine, StopReport, Submitted};
 pub use error::{EngineError, SubmitError};
 pub use events::{EventReceiver, FailureAction, HandlerFailure, ProcessingEvent};

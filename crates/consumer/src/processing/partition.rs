@@ -2,7 +2,7 @@
 //! offset tracker, and the buffer accounting behind backpressure.
 //!
 //! A *lane* is a FIFO whose records run one at a time: the whole partition with
-//! [`Ordering::Partition`], one key with [`Ordering::Key`]; with [`Ordering::None`] the single lane
+//! [`ProcessingOrder::Partition`], one key with [`ProcessingOrder::Key`]; with [`ProcessingOrder::None`] the single lane
 //! has no in-flight limit. Key lanes are created on demand and removed when empty and idle, so a
 //! partition holds at most one lane per key it has buffered or running.
 
@@ -13,7 +13,7 @@ use bytes::Bytes;
 use mooring_wire::records::Record;
 
 use super::record::record_size;
-use super::{OffsetTracker, Ordering, ProcessingConfig, ProcessingEvent};
+use super::{OffsetTracker, ProcessingConfig, ProcessingEvent, ProcessingOrder};
 use crate::TopicPartition;
 
 /// Identifies a lane inside its partition.
@@ -66,7 +66,7 @@ pub(crate) struct Pushed {
 pub(crate) struct PartitionQueue {
     pub(crate) tp: TopicPartition,
     pub(crate) topic: Arc<str>,
-    ordering: Ordering,
+    ordering: ProcessingOrder,
     bounds: Bounds,
     lanes: HashMap<LaneKey, Lane>,
     pub(crate) tracker: OffsetTracker,
@@ -79,7 +79,7 @@ pub(crate) struct PartitionQueue {
 }
 
 impl PartitionQueue {
-    pub(crate) fn new(tp: TopicPartition, ordering: Ordering, bounds: Bounds) -> Self {
+    pub(crate) fn new(tp: TopicPartition, ordering: ProcessingOrder, bounds: Bounds) -> Self {
         PartitionQueue {
             topic: Arc::from(tp.topic.as_str()),
             tp,
@@ -97,15 +97,15 @@ impl PartitionQueue {
 
     fn lane_key(&self, record: &Record) -> LaneKey {
         match self.ordering {
-            Ordering::Key => LaneKey::Key(record.key.clone()),
-            Ordering::Partition | Ordering::None => LaneKey::Whole,
+            ProcessingOrder::Key => LaneKey::Key(record.key.clone()),
+            ProcessingOrder::Partition | ProcessingOrder::None => LaneKey::Whole,
         }
     }
 
     fn lane_limit(&self) -> usize {
         match self.ordering {
-            Ordering::None => usize::MAX,
-            Ordering::Partition | Ordering::Key => 1,
+            ProcessingOrder::None => usize::MAX,
+            ProcessingOrder::Partition | ProcessingOrder::Key => 1,
         }
     }
 

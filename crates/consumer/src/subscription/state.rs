@@ -362,6 +362,15 @@ impl SubscriptionState {
         }
     }
 
+    /// Sets every assigned partition's backpressure flag from the set the processing engine
+    /// reports (`ProcessingEngine::backpressured_partitions`): level-triggered, so a missed event
+    /// cannot leave a partition paused. Partitions not assigned are ignored.
+    pub fn sync_backpressure(&mut self, backpressured: &[TopicPartition]) {
+        for (tp, s) in self.assignment.iter_mut() {
+            s.paused_by_backpressure = backpressured.contains(tp);
+        }
+    }
+
     /// Whether the fetcher may fetch this partition: assigned, not paused by the user nor by
     /// backpressure, position known.
     pub fn is_fetchable(&self, tp: &TopicPartition) -> bool {

@@ -381,3 +381,15 @@ fn narrowing_the_subscription_keeps_partitions_until_revoked() {
     assert_eq!(s.assigned_partitions(), vec![tp("a", 0), tp("b", 0)]);
     assert_eq!(s.assigned_outside_subscription(), vec![tp("b", 0)]);
 }
+
+#[test]
+fn sync_backpressure_is_level_triggered() {
+    let mut s = SubscriptionState::new(OffsetResetStrategy::Latest);
+    s.assign([tp("a", 0), tp("a", 1)]).expect("assign");
+    s.seek(&tp("a", 0), 0).expect("seek");
+    s.seek(&tp("a", 1), 0).expect("seek");
+    s.sync_backpressure(&[tp("a", 1), tp("z", 9)]);
+    assert_eq!(s.fetchable_partitions(), vec![tp("a", 0)]);
+    s.sync_backpressure(&[]);
+    assert_eq!(s.fetchable_partitions(), vec![tp("a", 0), tp("a", 1)]);
+}
