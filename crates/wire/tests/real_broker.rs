@@ -22,7 +22,7 @@ use mooring_wire::messages::metadata::{MetadataRequest, MetadataRequestTopic};
 use mooring_wire::messages::produce::{PartitionProduceData, ProduceRequest, TopicProduceData};
 use mooring_wire::messages::{Message, Request};
 use mooring_wire::primitives::Uuid;
-use mooring_wire::records::{BatchItem, BatchReader, Compression, Record, RecordBatch};
+use mooring_wire::records::{BatchItem, BatchReader, Compression, RawBatch, Record, RecordBatch};
 
 /// One blocking connection: one request in flight at a time.
 struct Conn {
@@ -205,8 +205,9 @@ fn records(n: usize) -> Vec<(Option<Bytes>, Option<Bytes>)> {
         .collect()
 }
 
-/// Fetches partition 0 of a topic from offset 0 at `version` and returns every record.
-fn fetch_all(conn: &mut Conn, name: &str, topic_id: Uuid, version: i16) -> Vec<Record> {
+/// Fetches partition 0 of a topic from offset 0 at `version` (by name before v13, by topic id
+/// from v13) and returns its complete batches.
+fn fetch_batches(conn: &mut Conn, name: &str, topic_id: Uuid, version: i16) -> Vec<RawBatch> {
     let request = FetchRequest {
         replica_id: -1,
         max_wait_ms: 500,
@@ -238,11 +239,19 @@ fn fetch_all(conn: &mut Conn, name: &str, topic_id: Uuid, version: i16) -> Vec<R
     let records = partition.records.clone().unwrap_or_default();
     for item in BatchReader::new(records).with_context(name, 0) {
         match item.expect("batch") {
-            BatchItem::Batch(raw) => out.extend(raw.records().expect("records")),
+            BatchItem::Batch(raw) => out.push(raw),
             BatchItem::Incomplete { .. } => break,
         }
     }
     out
+}
+
+/// Every record of partition 0, from offset 0.
+fn fetch_all(conn: &mut Conn, name: &str, topic_id: Uuid, version: i16) -> Vec<Record> {
+    fetch_batches(conn, name, topic_id, version)
+        .iter()
+        .flat_map(|raw| raw.records().expect("records"))
+        .collect()
 }
 
 #[test]
@@ -338,34 +347,8 @@ fn java_producer_batches_decode_to_the_records_it_sent() {
         assert_eq!(acked, 300, "VerifiableProducer acks");
 
         // Batch by batch, so the compression attribute of what Java wrote is checked too.
-        let request_version = fetch_version;
-        let request = FetchRequest {
-            replica_id: -1,
-            max_wait_ms: 500,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            session_epoch: -1,
-            topics: vec![FetchTopic {
-                topic_id,
-                partitions: vec![FetchPartition {
-                    partition: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let response = conn.call(&request, request_version);
-        let data = response.responses[0].partitions[0]
-            .records
-            .clone()
-            .unwrap_or_default();
         let mut values = Vec::new();
-        for item in BatchReader::new(data).with_context(name.as_str(), 0) {
-            let BatchItem::Batch(raw) = item.expect("batch") else {
-                break;
-            };
+        for raw in fetch_batches(&mut conn, &name, topic_id, fetch_version) {
             assert_eq!(
                 raw.header().attributes.compression(),
                 Some(expected),
