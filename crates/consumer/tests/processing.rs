@@ -918,3 +918,49 @@ fn engine_needs_a_runtime() {
         Err(mooring_consumer::processing::EngineError::NoRuntime)
     ));
 }
+
+// ---- real threads -------------------------------------------------------------------------------
+
+/// The same guarantees with handlers on two worker threads (no clock involved: handlers yield).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guarantees_hold_on_a_multi_thread_runtime() {
+    let conc = Arc::new(Concurrency::default());
+    let log: Log = Arc::default();
+    let (c, l) = (Arc::clone(&conc), Arc::clone(&log));
+    let handler = move |r: ConsumerRecord| {
+        let (c, l) = (Arc::clone(&c), Arc::clone(&l));
+        async move {
+            c.enter(r.partition());
+            for _ in 0..(r.offset() % 5) {
+                tokio::task::yield_now().await;
+            }
+            l.lock()
+                .expect("lock")
+                .entry(r.partition())
+                .or_default()
+                .push(r.offset());
+            c.exit(r.partition());
+            Ok::<(), String>(())
+        }
+    };
+    let (engine, _events) =
+        ProcessingEngine::new(config(3, ProcessingOrder::Partition), handler).expect("engine");
+    engine.add_partitions((0..8).map(tp));
+    for chunk in 0..10 {
+        for p in 0..8 {
+            let s = engine
+                .submit(&tp(p), records(chunk * 20..(chunk + 1) * 20))
+                .expect("submit");
+            assert!(s.rejected.is_empty());
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(engine.drained(Duration::from_secs(60)).await);
+    assert!(conc.max.load(AtomicOrdering::SeqCst) <= 3);
+    assert_eq!(conc.max_per_partition.load(AtomicOrdering::SeqCst), 1);
+    for offsets in log.lock().expect("lock").values() {
+        assert_eq!(*offsets, (0..200).collect::<Vec<_>>());
+    }
+    let report = engine.shutdown(Duration::from_secs(60)).await;
+    assert_eq!(report.committable, (0..8).map(|p| (tp(p), 200)).collect());
+}

@@ -30,6 +30,48 @@
 //!   the final committable offsets.
 //! - **Metrics**: [`ProcessingEngine::metrics`] returns plain data (in flight, per-partition
 //!   buffers, latency histogram, counters) for the telemetry exporter.
+//!
+//! # Wiring (what the fetcher and the rebalance listener do)
+//! ```
+//! use std::time::Duration;
+//! use mooring_consumer::processing::{ConsumerRecord, ProcessingConfig, ProcessingEngine};
+//! use mooring_consumer::subscription::{OffsetResetStrategy, SubscriptionState};
+//! use mooring_consumer::TopicPartition;
+//! use mooring_wire::records::Record;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tp = TopicPartition::new("orders", 0);
+//! let mut subs = SubscriptionState::new(OffsetResetStrategy::Earliest);
+//! subs.subscribe(["orders"])?;
+//! let (engine, _events) = ProcessingEngine::new(
+//!     ProcessingConfig::default(),
+//!     |r: ConsumerRecord| async move { Ok::<(), String>(()) },
+//! )?;
+//!
+//! // Assigned by the group: both sides learn the partition.
+//! subs.assign_from_group([tp.clone()])?;
+//! engine.add_partitions([tp.clone()]);
+//! subs.seek(&tp, 0)?;
+//!
+//! // One fetch round: honour backpressure, fetch, submit, advance the position.
+//! subs.sync_backpressure(&engine.backpressured_partitions());
+//! for part in subs.fetchable_partitions() {
+//!     let fetched: Vec<Record> = (0..5).map(|o| Record::new(o, 0, None, None)).collect();
+//!     let submitted = engine.submit(&part, fetched)?;
+//!     // Rejected records are fetched again: the position stops at the first one.
+//!     let next = submitted.rejected.first().map_or(5, |r| r.offset);
+//!     subs.seek(&part, next)?;
+//! }
+//!
+//! // Revoke: wait for what runs, commit what finished, then forget the partition.
+//! let report = engine.stop_partitions([tp.clone()], Duration::from_secs(30)).await;
+//! subs.revoke(&[tp.clone()]);
+//! // ... OffsetCommit with report.committable ...
+//! assert!(report.committable.get(&tp).is_some_and(|&o| o <= 5));
+//! # Ok(())
+//! # }
+//! ```
 
 mod config;
 mod core;
