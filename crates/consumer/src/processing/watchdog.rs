@@ -3,7 +3,11 @@
 //! ([`ProcessingEvent::PollIntervalExceeded`](super::ProcessingEvent::PollIntervalExceeded)).
 //! It holds the engine weakly and ends when the engine is gone or shut down with nothing running.
 //! The processing loop's liveness (time since a handler last started or finished) is in the
-//! metrics for the health endpoint.
+//! metrics for the health endpoint. Dispatch has no loop of its own to stall: records start when
+//! they are submitted or when a handler finishes, so pending work without a running handler only
+//! happens after a `Stop` failure, which is reported by itself ([`ProcessingEngine::failure`]).
+//!
+//! [`ProcessingEngine::failure`]: super::ProcessingEngine::failure
 
 use std::sync::Weak;
 use std::time::Duration;
