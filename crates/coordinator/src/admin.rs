@@ -8,7 +8,7 @@
 //! and leader moves (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION
 //! while metadata catches up) are retried with back-off until `default.api.timeout.ms`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -21,6 +21,7 @@ use mooring_wire::messages::list_offsets::{
 };
 use mooring_wire::messages::offset_fetch::{
     OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    OffsetFetchResponse,
 };
 use mooring_wire::primitives::Uuid;
 
@@ -309,7 +310,7 @@ impl Client {
             }
             None => self.metadata().await?,
         };
-        let ids: HashMap<String, Uuid> = metadata
+        let ids: BTreeMap<String, Uuid> = metadata
             .topics
             .values()
             .map(|t| (t.name.clone(), t.id))
@@ -322,11 +323,7 @@ impl Client {
                         offset_fetch_request(version, group, by_topic.as_ref(), &ids)
                     })
                     .await?;
-                let code = match response.groups.iter().find(|g| g.group_id == group) {
-                    Some(g) => g.error_code,
-                    None => response.error_code,
-                };
-                match ErrorCode::from(code) {
+                match ErrorCode::from(offset_fetch_error(&response, group)) {
                     ErrorCode::None => Ok(response),
                     code => {
                         if is_coordinator_move(code) {
@@ -339,35 +336,7 @@ impl Client {
             .await?;
 
         let mut out = BTreeMap::new();
-        let mut rows: Vec<OffsetRow> = Vec::new();
-        for t in response.topics {
-            for p in t.partitions {
-                rows.push(OffsetRow {
-                    name: t.name.clone(),
-                    id: Uuid::NIL,
-                    partition: p.partition_index,
-                    offset: p.committed_offset,
-                    leader_epoch: p.committed_leader_epoch,
-                    metadata: p.metadata,
-                    code: p.error_code,
-                });
-            }
-        }
-        for g in response.groups.into_iter().filter(|g| g.group_id == group) {
-            for t in g.topics {
-                for p in t.partitions {
-                    rows.push(OffsetRow {
-                        name: t.name.clone(),
-                        id: t.topic_id,
-                        partition: p.partition_index,
-                        offset: p.committed_offset,
-                        leader_epoch: p.committed_leader_epoch,
-                        metadata: p.metadata,
-                        code: p.error_code,
-                    });
-                }
-            }
-        }
+        let rows = offset_fetch_rows(response, group);
         for row in rows {
             let OffsetRow {
                 name,
@@ -567,23 +536,69 @@ impl Client {
 }
 
 /// One partition of an OffsetFetch answer, whichever version's shape it came in.
-struct OffsetRow {
-    name: String,
-    id: Uuid,
-    partition: i32,
-    offset: i64,
-    leader_epoch: i32,
-    metadata: Option<String>,
-    code: i16,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OffsetRow {
+    /// The topic name (empty from v10, which names topics by id).
+    pub(crate) name: String,
+    /// The topic id (v10+; nil before).
+    pub(crate) id: Uuid,
+    pub(crate) partition: i32,
+    pub(crate) offset: i64,
+    pub(crate) leader_epoch: i32,
+    pub(crate) metadata: Option<String>,
+    pub(crate) code: i16,
+}
+
+/// The error code of `group` in an OffsetFetch answer: its entry's (v8+), else the top level's.
+pub(crate) fn offset_fetch_error(response: &OffsetFetchResponse, group: &str) -> i16 {
+    match response.groups.iter().find(|g| g.group_id == group) {
+        Some(g) => g.error_code,
+        None => response.error_code,
+    }
+}
+
+/// Every partition of an OffsetFetch answer for `group` (v0-v7 at the top level, v8+ in the
+/// group's entry).
+pub(crate) fn offset_fetch_rows(response: OffsetFetchResponse, group: &str) -> Vec<OffsetRow> {
+    let mut rows = Vec::new();
+    for t in response.topics {
+        for p in t.partitions {
+            rows.push(OffsetRow {
+                name: t.name.clone(),
+                id: Uuid::NIL,
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
+                metadata: p.metadata,
+                code: p.error_code,
+            });
+        }
+    }
+    for g in response.groups.into_iter().filter(|g| g.group_id == group) {
+        for t in g.topics {
+            for p in t.partitions {
+                rows.push(OffsetRow {
+                    name: t.name.clone(),
+                    id: t.topic_id,
+                    partition: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: p.committed_leader_epoch,
+                    metadata: p.metadata,
+                    code: p.error_code,
+                });
+            }
+        }
+    }
+    rows
 }
 
 /// An OffsetFetch request for `group` at `version`: batched groups from v8, topic ids from v10,
 /// null topics for "all", `require_stable` from v7.
-fn offset_fetch_request(
+pub(crate) fn offset_fetch_request(
     version: i16,
     group: &str,
     topics: Option<&BTreeMap<String, Vec<i32>>>,
-    ids: &HashMap<String, Uuid>,
+    ids: &BTreeMap<String, Uuid>,
 ) -> OffsetFetchRequest {
     let require_stable = version >= 7;
     if version >= 8 {
@@ -644,7 +659,7 @@ mod tests {
     #[test]
     fn offset_fetch_requests_encode_at_every_version() {
         let topics = BTreeMap::from([("t".to_string(), vec![0, 1])]);
-        let ids = HashMap::from([("t".to_string(), Uuid([7; 16]))]);
+        let ids = BTreeMap::from([("t".to_string(), Uuid([7; 16]))]);
         for version in OffsetFetchRequest::MIN_VERSION..=OffsetFetchRequest::MAX_VERSION {
             for topics in [Some(&topics), None] {
                 if topics.is_none() && version < 2 {

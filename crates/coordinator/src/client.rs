@@ -18,6 +18,7 @@ use std::time::Instant;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::find_coordinator::FindCoordinatorRequest;
 use mooring_wire::messages::{MetadataRequest, Request};
+use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
 use crate::config::ClientConfig;
@@ -474,6 +475,29 @@ impl Client {
             })
             .collect())
     }
+
+    /// Topic ids of `topics` (see [`GroupTransport::topic_ids`]): cached metadata, refreshed for
+    /// `topics` when one of them is missing from it or when `refresh` is set.
+    pub async fn topic_ids(
+        &self,
+        topics: &[String],
+        refresh: bool,
+    ) -> Result<BTreeMap<String, Uuid>> {
+        let lookup = |metadata: &Metadata| -> BTreeMap<String, Uuid> {
+            topics
+                .iter()
+                .filter_map(|t| metadata.topics.get(t).map(|info| (t.clone(), info.id)))
+                .collect()
+        };
+        if !refresh {
+            let cached = lookup(&self.cached_metadata());
+            if topics.iter().all(|t| cached.contains_key(t)) {
+                return Ok(cached);
+            }
+        }
+        let metadata = self.refresh_topics(topics).await?;
+        Ok(lookup(&metadata))
+    }
 }
 
 impl GroupTransport for Client {
@@ -499,6 +523,14 @@ impl GroupTransport for Client {
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send {
         Client::partition_counts(self, topics)
+    }
+
+    fn topic_ids(
+        &self,
+        topics: &[String],
+        refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<String, Uuid>>> + Send {
+        Client::topic_ids(self, topics, refresh)
     }
 }
 

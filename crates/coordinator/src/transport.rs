@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use mooring_wire::messages::Request;
+use mooring_wire::primitives::Uuid;
 
 use crate::error::Result;
 
@@ -37,4 +38,16 @@ pub trait GroupTransport: Send + Sync + 'static {
         &self,
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send;
+
+    /// Topic ids (KIP-516) of `topics`, for the requests that name topics by id only
+    /// (OffsetCommit and OffsetFetch v10+, KIP-848). Answered from cached metadata when every
+    /// topic is in it; metadata for `topics` is fetched first when one is missing or when
+    /// `refresh` is set (after UNKNOWN_TOPIC_ID: the topic may have been re-created under a new
+    /// id). Topics that do not exist are absent; a topic of a broker without ids maps to
+    /// [`Uuid::NIL`] (such a broker never negotiates the id-only versions).
+    fn topic_ids(
+        &self,
+        topics: &[String],
+        refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<String, Uuid>>> + Send;
 }

@@ -59,10 +59,12 @@
 //! | OffsetCommit | ILLEGAL_GENERATION | fail; if it named the member's current generation: lost, reset generation, rejoin |
 //! | OffsetCommit | FENCED_INSTANCE_ID | fail with `Error::FencedInstanceId`; the member is fenced as for JoinGroup |
 //! | OffsetCommit | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION, UNSTABLE_OFFSET_COMMIT | resend the failed partitions after `retry.backoff.ms`, at most `mooring.commit.retries` times |
+//! | OffsetCommit | UNKNOWN_TOPIC_ID (v10+, topics named by id) | as the row above, with the topic ids fetched afresh from metadata (the topic may have been re-created) |
 //! | OffsetCommit | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover, then as the row above |
 //! | OffsetCommit | any other (OFFSET_METADATA_TOO_LARGE, INVALID_COMMIT_OFFSET_SIZE, GROUP/TOPIC_AUTHORIZATION_FAILED, ...) | fail; the member is not affected |
 //! | OffsetFetch | NONE | offsets (`None` where nothing is committed) |
 //! | OffsetFetch | UNSTABLE_OFFSET_COMMIT (`require_stable`, KIP-447), COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | retry after `retry.backoff.ms`, bounded |
+//! | OffsetFetch | UNKNOWN_TOPIC_ID (v10+, topics named by id) | as the row above, with the topic ids fetched afresh from metadata |
 //! | OffsetFetch | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover, retry, bounded |
 //! | OffsetFetch | any other | fail |
 //!

@@ -1,6 +1,12 @@
 //! Offset commit and fetch for the member (OffsetCommit carries generation, member id and
 //! `group.instance.id`; OffsetFetch asks for stable offsets, KIP-447, v7+).
 //!
+//! From v10 (KIP-848) both name topics by id only. The ids come from the transport's metadata
+//! ([`GroupTransport::topic_ids`]) before each request, whatever version is negotiated (cached, so
+//! usually free), answers are mapped back to names by the ids sent, and UNKNOWN_TOPIC_ID retries
+//! with the ids fetched afresh. The OffsetFetch request and answer shapes are the admin look-up's
+//! ([`crate::admin`]).
+//!
 //! Both run in the caller's task, not in the member task: a rebalance listener can commit what
 //! finished from inside `revoked` while the member task awaits it. They read the member's state
 //! from its `watch` snapshot and tell the member task about generation-bound errors through the
@@ -23,10 +29,8 @@ use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::offset_commit::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use mooring_wire::messages::offset_fetch::{
-    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
-};
-use mooring_wire::messages::{OffsetCommitRequest, OffsetFetchRequest};
+use mooring_wire::messages::OffsetCommitRequest;
+use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, timeout, Instant};
 
@@ -35,6 +39,7 @@ use super::control::Control;
 use super::events::{EventSink, GroupEventKind};
 use super::reaction::{self, Reaction};
 use super::state::{MemberSnapshot, MemberState, TopicPartition};
+use crate::admin::{offset_fetch_error, offset_fetch_request, offset_fetch_rows};
 use crate::error::{Error, Result};
 use crate::transport::GroupTransport;
 
@@ -140,6 +145,7 @@ impl<T: GroupTransport> Shared<T> {
     ) -> (i32, Result<()>) {
         let mut attempts = 0u32;
         let mut generation = -1;
+        let mut refresh_ids = false;
         if pending.is_empty() {
             return (generation, Ok(()));
         }
@@ -150,7 +156,9 @@ impl<T: GroupTransport> Shared<T> {
                 Err(e) => return (generation, Err(e)),
             };
             generation = snap.generation;
-            let failed = match self.send_commit(&snap, &pending).await {
+            let sent = self.send_commit(&snap, &pending, refresh_ids).await;
+            refresh_ids = false;
+            let failed = match sent {
                 Ok(failed) => failed,
                 Err(e) if e.is_retriable() && attempts <= self.config.commit_retries => {
                     self.transport.forget_coordinator(&self.config.group_id);
@@ -208,6 +216,8 @@ impl<T: GroupTransport> Shared<T> {
                     )),
                 );
             }
+            // v10 names topics by id: an id the broker does not know may be stale (re-created topic).
+            refresh_ids = failed.iter().any(|(_, c)| *c == ErrorCode::UnknownTopicId);
             let failed_set: BTreeSet<&TopicPartition> = failed.iter().map(|(tp, _)| tp).collect();
             pending.retain(|tp, _| failed_set.contains(tp));
             if reactions.contains(&Reaction::RetryAfterRebalance) {
@@ -270,72 +280,46 @@ impl<T: GroupTransport> Shared<T> {
         });
     }
 
-    /// One OffsetCommit; returns the partitions that failed with their codes.
+    /// One OffsetCommit; returns the partitions that failed with their codes. `refresh_ids`: fetch
+    /// the topics' ids afresh (after UNKNOWN_TOPIC_ID).
     async fn send_commit(
         &self,
         snap: &MemberSnapshot,
         offsets: &BTreeMap<TopicPartition, OffsetAndMetadata>,
+        refresh_ids: bool,
     ) -> Result<Vec<(TopicPartition, ErrorCode)>> {
-        let mut topics: BTreeMap<&str, Vec<(i32, &OffsetAndMetadata)>> = BTreeMap::new();
+        let mut topics: BTreeMap<String, Vec<PartitionOffset>> = BTreeMap::new();
         for (tp, om) in offsets {
-            topics
-                .entry(&tp.topic)
-                .or_default()
-                .push((tp.partition, om));
+            topics.entry(tp.topic.clone()).or_default().push((
+                tp.partition,
+                om.offset,
+                om.leader_epoch,
+                om.metadata.clone(),
+            ));
         }
-        let group = self.config.group_id.clone();
-        let instance = self.config.group_instance_id.clone();
-        let member_id = snap.member_id.clone();
-        let generation = snap.generation;
-        let topics: Vec<(String, Vec<PartitionOffset>)> = topics
-            .into_iter()
-            .map(|(t, ps)| {
-                (
-                    t.to_owned(),
-                    ps.into_iter()
-                        .map(|(p, om)| (p, om.offset, om.leader_epoch, om.metadata.clone()))
-                        .collect(),
-                )
-            })
-            .collect();
+        let names: Vec<String> = topics.keys().cloned().collect();
+        let ids = self.transport.topic_ids(&names, refresh_ids).await?;
+        let names_by_id = names_by_id(&ids);
+        let commit = CommitTarget {
+            group: self.config.group_id.clone(),
+            generation: snap.generation,
+            member_id: snap.member_id.clone(),
+            instance: self.config.group_instance_id.clone(),
+        };
         let response = self
             .transport
-            .call_coordinator(&self.config.group_id, move |version| OffsetCommitRequest {
-                group_id: group,
-                generation_id_or_member_epoch: generation,
-                member_id,
-                group_instance_id: if version >= 7 { instance } else { None },
-                topics: topics
-                    .into_iter()
-                    .map(|(name, ps)| OffsetCommitRequestTopic {
-                        name,
-                        partitions: ps
-                            .into_iter()
-                            .map(
-                                |(p, offset, epoch, metadata)| OffsetCommitRequestPartition {
-                                    partition_index: p,
-                                    committed_offset: offset,
-                                    committed_leader_epoch: if version >= 6 {
-                                        epoch.unwrap_or(-1)
-                                    } else {
-                                        -1
-                                    },
-                                    committed_metadata: Some(metadata.unwrap_or_default()),
-                                    ..Default::default()
-                                },
-                            )
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
+            .call_coordinator(&self.config.group_id, move |version| {
+                offset_commit_request(version, &commit, &topics, &ids)
             })
             .await?;
         let mut failed = Vec::new();
         let mut answered = BTreeSet::new();
         for t in &response.topics {
+            let Some(name) = topic_name(&t.name, t.topic_id, &names_by_id) else {
+                continue; // an id we did not send: its partitions count as unanswered below
+            };
             for p in &t.partitions {
-                let tp = TopicPartition::new(t.name.clone(), p.partition_index);
+                let tp = TopicPartition::new(name.clone(), p.partition_index);
                 let code = ErrorCode::from_i16(p.error_code);
                 answered.insert(tp.clone());
                 if !code.is_ok() {
@@ -357,9 +341,11 @@ impl<T: GroupTransport> Shared<T> {
         partitions: BTreeSet<TopicPartition>,
     ) -> Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>> {
         let mut attempts = 0u32;
+        let mut refresh_ids = false;
         loop {
             attempts += 1;
-            let outcome = self.fetch_once(&partitions).await;
+            let outcome = self.fetch_once(&partitions, refresh_ids).await;
+            refresh_ids = matches!(outcome, Ok(Err(ErrorCode::UnknownTopicId)));
             let code = match outcome {
                 Ok(Ok(found)) => return Ok(found),
                 Ok(Err(code)) => code,
@@ -388,9 +374,11 @@ impl<T: GroupTransport> Shared<T> {
     }
 
     /// One OffsetFetch: the offsets, or the first error code (group level, then partition level).
+    /// `refresh_ids`: fetch the topics' ids afresh (after UNKNOWN_TOPIC_ID).
     async fn fetch_once(
         &self,
         partitions: &BTreeSet<TopicPartition>,
+        refresh_ids: bool,
     ) -> Result<Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>, ErrorCode>> {
         let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
         for tp in partitions {
@@ -399,105 +387,175 @@ impl<T: GroupTransport> Shared<T> {
                 .or_default()
                 .push(tp.partition);
         }
+        let names: Vec<String> = by_topic.keys().cloned().collect();
+        let ids = self.transport.topic_ids(&names, refresh_ids).await?;
+        let names_by_id = names_by_id(&ids);
         let group = self.config.group_id.clone();
         let response = self
             .transport
             .call_coordinator(&self.config.group_id, move |version| {
-                if version >= 8 {
-                    OffsetFetchRequest {
-                        groups: vec![OffsetFetchRequestGroup {
-                            group_id: group,
-                            topics: Some(
-                                by_topic
-                                    .into_iter()
-                                    .map(|(name, partition_indexes)| OffsetFetchRequestTopics {
-                                        name,
-                                        partition_indexes,
-                                        ..Default::default()
-                                    })
-                                    .collect(),
-                            ),
-                            ..Default::default()
-                        }],
-                        require_stable: true,
-                        ..Default::default()
-                    }
-                } else {
-                    OffsetFetchRequest {
-                        group_id: group,
-                        topics: Some(
-                            by_topic
-                                .into_iter()
-                                .map(|(name, partition_indexes)| OffsetFetchRequestTopic {
-                                    name,
-                                    partition_indexes,
-                                    ..Default::default()
-                                })
-                                .collect(),
-                        ),
-                        require_stable: version >= 7,
-                        ..Default::default()
-                    }
-                }
+                offset_fetch_request(version, &group, Some(&by_topic), &ids)
             })
             .await?;
+        let code = ErrorCode::from_i16(offset_fetch_error(&response, &self.config.group_id));
+        if !code.is_ok() {
+            return Ok(Err(code));
+        }
         let mut found = BTreeMap::new();
-        let mut record =
-            |topic: &str, p: i32, offset: i64, epoch: i32, metadata: &Option<String>, code: i16| {
-                let code = ErrorCode::from_i16(code);
-                if !code.is_ok() {
-                    return Some(code);
-                }
-                let value = (offset >= 0).then(|| OffsetAndMetadata {
-                    offset,
-                    leader_epoch: (epoch >= 0).then_some(epoch),
-                    metadata: metadata.clone().filter(|m| !m.is_empty()),
-                });
-                found.insert(TopicPartition::new(topic, p), value);
-                None
+        for row in offset_fetch_rows(response, &self.config.group_id) {
+            let code = ErrorCode::from_i16(row.code);
+            if !code.is_ok() {
+                return Ok(Err(code));
+            }
+            let Some(name) = topic_name(&row.name, row.id, &names_by_id) else {
+                continue;
             };
-        if let Some(g) = response.groups.first() {
-            let code = ErrorCode::from_i16(g.error_code);
-            if !code.is_ok() {
-                return Ok(Err(code));
-            }
-            for t in &g.topics {
-                for p in &t.partitions {
-                    if let Some(code) = record(
-                        &t.name,
-                        p.partition_index,
-                        p.committed_offset,
-                        p.committed_leader_epoch,
-                        &p.metadata,
-                        p.error_code,
-                    ) {
-                        return Ok(Err(code));
-                    }
-                }
-            }
-        } else {
-            let code = ErrorCode::from_i16(response.error_code);
-            if !code.is_ok() {
-                return Ok(Err(code));
-            }
-            for t in &response.topics {
-                for p in &t.partitions {
-                    if let Some(code) = record(
-                        &t.name,
-                        p.partition_index,
-                        p.committed_offset,
-                        p.committed_leader_epoch,
-                        &p.metadata,
-                        p.error_code,
-                    ) {
-                        return Ok(Err(code));
-                    }
-                }
-            }
+            let value = (row.offset >= 0).then(|| OffsetAndMetadata {
+                offset: row.offset,
+                leader_epoch: (row.leader_epoch >= 0).then_some(row.leader_epoch),
+                metadata: row.metadata.filter(|m| !m.is_empty()),
+            });
+            found.insert(TopicPartition::new(name, row.partition), value);
         }
         for tp in partitions {
             found.entry(tp.clone()).or_insert(None);
         }
         Ok(Ok(found))
+    }
+}
+
+/// Who commits: the fields of an OffsetCommit besides its offsets.
+#[derive(Debug, Clone)]
+struct CommitTarget {
+    group: String,
+    generation: i32,
+    member_id: String,
+    instance: Option<String>,
+}
+
+/// An OffsetCommit at `version`: topics by name up to v9, by id from v10 (KIP-848; a topic whose id
+/// is not known goes as the nil id and the broker answers UNKNOWN_TOPIC_ID), `group.instance.id`
+/// from v7, leader epochs from v6.
+fn offset_commit_request(
+    version: i16,
+    target: &CommitTarget,
+    topics: &BTreeMap<String, Vec<PartitionOffset>>,
+    ids: &BTreeMap<String, Uuid>,
+) -> OffsetCommitRequest {
+    let by_id = version >= 10;
+    OffsetCommitRequest {
+        group_id: target.group.clone(),
+        generation_id_or_member_epoch: target.generation,
+        member_id: target.member_id.clone(),
+        group_instance_id: if version >= 7 {
+            target.instance.clone()
+        } else {
+            None
+        },
+        topics: topics
+            .iter()
+            .map(|(name, ps)| OffsetCommitRequestTopic {
+                name: if by_id { String::new() } else { name.clone() },
+                topic_id: if by_id {
+                    ids.get(name).copied().unwrap_or(Uuid::NIL)
+                } else {
+                    Uuid::NIL
+                },
+                partitions: ps
+                    .iter()
+                    .map(
+                        |(p, offset, epoch, metadata)| OffsetCommitRequestPartition {
+                            partition_index: *p,
+                            committed_offset: *offset,
+                            committed_leader_epoch: if version >= 6 {
+                                epoch.unwrap_or(-1)
+                            } else {
+                                -1
+                            },
+                            committed_metadata: Some(metadata.clone().unwrap_or_default()),
+                            ..Default::default()
+                        },
+                    )
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Topic names by id, for answers that name topics by id only (v10+).
+fn names_by_id(ids: &BTreeMap<String, Uuid>) -> BTreeMap<Uuid, String> {
+    ids.iter()
+        .filter(|(_, id)| !id.is_nil())
+        .map(|(name, id)| (*id, name.clone()))
+        .collect()
+}
+
+/// The topic an answer names: its name (up to v9), else the name of its id among those sent.
+fn topic_name(name: &str, id: Uuid, names_by_id: &BTreeMap<Uuid, String>) -> Option<String> {
+    if !name.is_empty() {
+        Some(name.to_owned())
+    } else {
+        names_by_id.get(&id).cloned()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod request_tests {
+    use super::*;
+    use bytes::BytesMut;
+    use mooring_wire::messages::Message;
+
+    #[test]
+    fn offset_commit_requests_encode_at_every_version() {
+        let target = CommitTarget {
+            group: "g".into(),
+            generation: 3,
+            member_id: "m".into(),
+            instance: Some("i".into()),
+        };
+        let topics = BTreeMap::from([(
+            "t".to_string(),
+            vec![
+                (0, 5, Some(2), Some("meta".to_string())),
+                (1, 6, None, None),
+            ],
+        )]);
+        let ids = BTreeMap::from([("t".to_string(), Uuid([7; 16]))]);
+        for version in OffsetCommitRequest::MIN_VERSION..=OffsetCommitRequest::MAX_VERSION {
+            let request = offset_commit_request(version, &target, &topics, &ids);
+            let mut buf = BytesMut::new();
+            request
+                .encode(&mut buf, version)
+                .unwrap_or_else(|e| panic!("v{version}: {e}"));
+        }
+        let v9 = offset_commit_request(9, &target, &topics, &ids);
+        assert_eq!(v9.topics[0].name, "t");
+        assert!(v9.topics[0].topic_id.is_nil());
+        assert_eq!(v9.group_instance_id.as_deref(), Some("i"));
+        let v10 = offset_commit_request(10, &target, &topics, &ids);
+        assert_eq!(v10.topics[0].name, "");
+        assert_eq!(v10.topics[0].topic_id, Uuid([7; 16]));
+        assert_eq!(v10.topics[0].partitions[0].committed_leader_epoch, 2);
+        assert_eq!(
+            v10.topics[0].partitions[0].committed_metadata.as_deref(),
+            Some("meta")
+        );
+        let v6 = offset_commit_request(6, &target, &topics, &ids);
+        assert_eq!(v6.group_instance_id, None);
+        let unknown = offset_commit_request(10, &target, &topics, &BTreeMap::new());
+        assert!(unknown.topics[0].topic_id.is_nil());
+    }
+
+    #[test]
+    fn answers_are_mapped_back_to_names() {
+        let ids = BTreeMap::from([("t".to_string(), Uuid([7; 16])), ("u".into(), Uuid::NIL)]);
+        let by_id = names_by_id(&ids);
+        assert_eq!(by_id.len(), 1);
+        assert_eq!(topic_name("", Uuid([7; 16]), &by_id).as_deref(), Some("t"));
+        assert_eq!(topic_name("x", Uuid::NIL, &by_id).as_deref(), Some("x"));
+        assert_eq!(topic_name("", Uuid([8; 16]), &by_id), None);
     }
 }

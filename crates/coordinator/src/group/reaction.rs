@@ -119,6 +119,7 @@ pub fn offset_commit(code: ErrorCode) -> Reaction {
         E::CoordinatorLoadInProgress
         | E::RequestTimedOut
         | E::UnknownTopicOrPartition
+        | E::UnknownTopicId
         | E::UnstableOffsetCommit => Reaction::RetryAfterBackoff,
         E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
             Reaction::Rediscover
@@ -133,9 +134,11 @@ pub fn offset_fetch(code: ErrorCode) -> Reaction {
     match code {
         E::None => Reaction::Proceed,
         // require_stable (KIP-447): a transactional commit is pending.
-        E::UnstableOffsetCommit | E::CoordinatorLoadInProgress | E::RequestTimedOut => {
-            Reaction::RetryAfterBackoff
-        }
+        // UNKNOWN_TOPIC_ID (v10+ names topics by id): retried with the topic ids fetched afresh.
+        E::UnstableOffsetCommit
+        | E::UnknownTopicId
+        | E::CoordinatorLoadInProgress
+        | E::RequestTimedOut => Reaction::RetryAfterBackoff,
         E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
             Reaction::Rediscover
         }

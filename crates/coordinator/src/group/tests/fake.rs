@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
@@ -15,6 +15,8 @@ use mooring_wire::messages::{
     DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message,
     Request, SyncGroupResponse,
 };
+
+use mooring_wire::primitives::Uuid;
 
 use crate::assignor::{Assignor, MemberSubscription, RebalanceProtocol};
 use crate::error::{Error, Result};
@@ -33,10 +35,37 @@ struct Inner {
     counts: BTreeMap<String, i32>,
 }
 
-#[derive(Default)]
 pub(crate) struct Fake {
     inner: Mutex<Inner>,
     pub(crate) forgets: AtomicUsize,
+    /// The version OffsetCommit and OffsetFetch are built at (10, as Kafka 4.4 negotiates, unless
+    /// a test sets 9, as a 3.x broker).
+    pub(crate) offsets_version: AtomicI16,
+    /// `topic_ids` calls, and how many of them asked for a refresh.
+    pub(crate) id_lookups: AtomicUsize,
+    pub(crate) id_refreshes: AtomicUsize,
+}
+
+impl Default for Fake {
+    fn default() -> Self {
+        Fake {
+            inner: Mutex::default(),
+            forgets: AtomicUsize::new(0),
+            offsets_version: AtomicI16::new(10),
+            id_lookups: AtomicUsize::new(0),
+            id_refreshes: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// The id the fake gives topic `name` (every topic with a known partition count has one).
+pub(crate) fn topic_id(name: &str) -> Uuid {
+    let mut bytes = [0u8; 16];
+    for (b, c) in bytes.iter_mut().zip(name.bytes()) {
+        *b = c;
+    }
+    bytes[15] = 1;
+    Uuid(bytes)
 }
 
 impl std::fmt::Debug for Fake {
@@ -128,9 +157,8 @@ impl GroupTransport for Fake {
         R::Response: Send + 'static,
         F: FnOnce(i16) -> R + Send,
     {
-        // OffsetCommit/OffsetFetch v10 name topics by id; test at v9 like a 3.x broker.
         let version = if R::API_KEY == 8 || R::API_KEY == 9 {
-            9
+            self.offsets_version.load(Ordering::SeqCst)
         } else {
             R::MAX_VERSION
         };
@@ -181,6 +209,24 @@ impl GroupTransport for Fake {
         let out = topics
             .iter()
             .filter_map(|t| counts.get(t).map(|c| (t.clone(), *c)))
+            .collect();
+        async move { Ok(out) }
+    }
+
+    fn topic_ids(
+        &self,
+        topics: &[String],
+        refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<String, Uuid>>> + Send {
+        self.id_lookups.fetch_add(1, Ordering::SeqCst);
+        if refresh {
+            self.id_refreshes.fetch_add(1, Ordering::SeqCst);
+        }
+        let counts = self.inner.lock().unwrap().counts.clone();
+        let out = topics
+            .iter()
+            .filter(|t| counts.contains_key(*t))
+            .map(|t| (t.clone(), topic_id(t)))
             .collect();
         async move { Ok(out) }
     }

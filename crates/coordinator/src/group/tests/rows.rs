@@ -18,7 +18,7 @@ use mooring_wire::messages::{
     OffsetFetchRequest, OffsetFetchResponse,
 };
 
-use super::fake::{join_error, join_ok, sync_error, sync_ok};
+use super::fake::{join_error, join_ok, sync_error, sync_ok, topic_id};
 use super::*;
 use crate::error::Error;
 use crate::group::reaction::{self, Reaction};
@@ -468,7 +468,16 @@ async fn leave_group_rows() {
 
 // ---------- OffsetCommit ----------
 
+/// An OffsetCommit answer as v10 gives it: topic `t` by id only.
 fn commit_response(parts: &[(i32, E)]) -> OffsetCommitResponse {
+    let mut r = commit_response_v9(parts);
+    r.topics[0].name = String::new();
+    r.topics[0].topic_id = topic_id("t");
+    r
+}
+
+/// An OffsetCommit answer as v9 and before give it: topic `t` by name.
+fn commit_response_v9(parts: &[(i32, E)]) -> OffsetCommitResponse {
     OffsetCommitResponse {
         topics: vec![OffsetCommitResponseTopic {
             name: "t".into(),
@@ -505,6 +514,8 @@ async fn commit_none_carries_generation_member_and_instance() {
     assert_eq!(r[0].member_id, "m1");
     assert_eq!(r[0].group_instance_id.as_deref(), Some("i-1"));
     assert_eq!(r[0].topics[0].partitions[1].committed_offset, 11);
+    assert_eq!(r[0].topics[0].topic_id, topic_id("t"), "v10: topics by id");
+    assert_eq!(r[0].topics[0].name, "", "v10: no topic names");
     let ev = drain(&mut s.events);
     assert!(kinds(&ev).iter().any(|k| matches!(
         k,
@@ -515,6 +526,60 @@ async fn commit_none_carries_generation_member_and_instance() {
             ..
         }
     )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_at_v9_names_topics() {
+    let s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+    s.fake.offsets_version.store(9, Ordering::SeqCst);
+    stable(&s, 5, "cooperative-sticky").await;
+    s.fake
+        .push(commit_response_v9(&[(0, E::None), (1, E::None)]));
+    s.member.commit(offsets(&[0, 1])).await.unwrap();
+    let r = s.fake.requests::<OffsetCommitRequest>();
+    assert_eq!(r[0].topics[0].name, "t");
+    assert!(r[0].topics[0].topic_id.is_nil());
+    assert_eq!(r[0].group_instance_id.as_deref(), Some("i-1"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_unknown_topic_id_resends_with_fresh_ids() {
+    let s = start(config(None), RebalanceProtocol::Cooperative);
+    stable(&s, 5, "cooperative-sticky").await;
+    s.fake
+        .push(commit_response(&[(0, E::None), (1, E::UnknownTopicId)]));
+    s.fake.push(commit_response(&[(1, E::None)]));
+    s.member.commit(offsets(&[0, 1])).await.unwrap();
+    let r = s.fake.requests::<OffsetCommitRequest>();
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[1].topics[0].partitions.len(), 1, "only the failed one");
+    assert_eq!(s.fake.id_lookups.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        s.fake.id_refreshes.load(Ordering::SeqCst),
+        1,
+        "ids fetched afresh"
+    );
+    assert_eq!(s.fake.forgets.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_answer_with_an_id_not_sent_is_not_taken_for_success() {
+    let s = start(config(None), RebalanceProtocol::Cooperative);
+    stable(&s, 5, "cooperative-sticky").await;
+    let mut stray = commit_response(&[(0, E::None)]);
+    stray.topics[0].topic_id = topic_id("other");
+    s.fake.push(stray);
+    let err = s.member.commit(offsets(&[0])).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Broker {
+                code: E::UnknownServerError,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -652,7 +717,16 @@ async fn commit_retries_are_bounded_and_fatal_codes_fail_at_once() {
 
 // ---------- OffsetFetch ----------
 
+/// An OffsetFetch answer as v10 gives it: topic `t` by id only.
 fn fetch_response(group_code: E, part_code: E, offset: i64) -> OffsetFetchResponse {
+    let mut r = fetch_response_v9(group_code, part_code, offset);
+    r.groups[0].topics[0].name = String::new();
+    r.groups[0].topics[0].topic_id = topic_id("t");
+    r
+}
+
+/// An OffsetFetch answer as v8-v9 give it: topic `t` by name.
+fn fetch_response_v9(group_code: E, part_code: E, offset: i64) -> OffsetFetchResponse {
     OffsetFetchResponse {
         groups: vec![OffsetFetchResponseGroup {
             group_id: "g".into(),
@@ -683,6 +757,26 @@ async fn offset_fetch_rows() {
     let req = s.fake.requests::<OffsetFetchRequest>();
     assert!(req[0].require_stable, "KIP-447 require_stable");
     assert_eq!(req[0].groups[0].group_id, "g");
+    let topics = req[0].groups[0].topics.as_ref().unwrap();
+    assert_eq!(topics[0].topic_id, topic_id("t"), "v10: topics by id");
+    assert_eq!(topics[0].name, "");
+
+    // v9 (a 3.x broker): topics by name.
+    let s = start(config(None), RebalanceProtocol::Cooperative);
+    s.fake.offsets_version.store(9, Ordering::SeqCst);
+    s.fake.push(fetch_response_v9(E::None, E::None, 42));
+    let got = s.member.committed([tp("t", 0)]).await.unwrap();
+    assert_eq!(got[&tp("t", 0)], Some(OffsetAndMetadata::new(42)));
+    let req = s.fake.requests::<OffsetFetchRequest>();
+    assert_eq!(req[0].groups[0].topics.as_ref().unwrap()[0].name, "t");
+
+    // UNKNOWN_TOPIC_ID: retried with the ids fetched afresh.
+    let s = start(config(None), RebalanceProtocol::Cooperative);
+    s.fake.push(fetch_response(E::None, E::UnknownTopicId, 1));
+    s.fake.push(fetch_response(E::None, E::None, 7));
+    let got = s.member.committed([tp("t", 0)]).await.unwrap();
+    assert_eq!(got[&tp("t", 0)], Some(OffsetAndMetadata::new(7)));
+    assert_eq!(s.fake.id_refreshes.load(Ordering::SeqCst), 1);
 
     for (group, part, forgets) in [
         (E::None, E::UnstableOffsetCommit, 0),
@@ -738,6 +832,14 @@ fn the_table_is_what_the_code_does() {
     );
     assert_eq!(
         reaction::offset_fetch(E::UnstableOffsetCommit),
+        Reaction::RetryAfterBackoff
+    );
+    assert_eq!(
+        reaction::offset_commit(E::UnknownTopicId),
+        Reaction::RetryAfterBackoff
+    );
+    assert_eq!(
+        reaction::offset_fetch(E::UnknownTopicId),
         Reaction::RetryAfterBackoff
     );
     let code = E::FencedInstanceId;
