@@ -8,16 +8,17 @@
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use mooring_coordinator::config::ClientConfig;
 use mooring_coordinator::group::{
     GroupConfig, GroupEventKind, GroupHandle, GroupMember, MemberSnapshot, MemberState,
-    NoopListener, TopicPartition,
+    NoopListener, OffsetAndMetadata, RebalanceListener, TopicPartition,
 };
 use mooring_coordinator::Client;
 use mooring_testkit::{unique, Cluster};
+use mooring_wire::messages::OffsetCommitRequest;
 
 const PARTITIONS: i32 = 12;
 
@@ -77,6 +78,53 @@ async fn settle(members: &[&GroupHandle<Client>], topic: &str) -> Vec<MemberSnap
         assert!(
             tokio::time::Instant::now() < deadline,
             "group did not settle: {snaps:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Kafka's view (ConsumerGroupCommand) of member id → partitions, for `topic`.
+fn kafka_view(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<String, BTreeSet<i32>> {
+    cluster
+        .describe_members(group)
+        .into_iter()
+        .map(|m| {
+            let parts = m.assignment.get(topic).cloned().unwrap_or_default();
+            (m.consumer_id, parts.into_iter().collect())
+        })
+        .collect()
+}
+
+/// As [`settle`], and Kafka's view agrees. A cooperative member is Stable with its old assignment
+/// while its `revoked` listener runs (it still owns those partitions until it returns, then rejoins),
+/// so "every member Stable in one generation, covering the topic" can hold for a moment before the
+/// follow-up rebalance; the coordinator's view (what SyncGroup handed out) tells the two apart.
+async fn settle_agreed(
+    cluster: &Cluster,
+    group: &str,
+    members: &[&GroupHandle<Client>],
+    topic: &str,
+) -> Vec<MemberSnapshot> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let snaps = settle(members, topic).await;
+        let ours: BTreeMap<String, BTreeSet<i32>> = snaps
+            .iter()
+            .map(|s| {
+                (
+                    s.member_id.clone(),
+                    s.assignment.iter().map(|tp| tp.partition).collect(),
+                )
+            })
+            .collect();
+        let theirs = kafka_view(cluster, group, topic);
+        let now: Vec<MemberSnapshot> = members.iter().map(|m| m.state()).collect();
+        if theirs == ours && now == snaps {
+            return snaps;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Kafka sees {theirs:?}, we have {ours:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -169,7 +217,13 @@ async fn cooperative_fourth_member_revokes_only_what_moves() {
     for m in &members {
         m.subscribe([topic.clone()]).await.unwrap();
     }
-    let before = settle(&members.iter().collect::<Vec<_>>(), &topic).await;
+    let before = settle_agreed(
+        &cluster,
+        &group,
+        &members.iter().collect::<Vec<_>>(),
+        &topic,
+    )
+    .await;
     for rx in &mut events {
         while rx.try_recv().is_ok() {}
     }
@@ -177,7 +231,7 @@ async fn cooperative_fourth_member_revokes_only_what_moves() {
     fourth.subscribe([topic.clone()]).await.unwrap();
     let mut all: Vec<&GroupHandle<Client>> = members.iter().collect();
     all.push(&fourth);
-    let after = settle(&all, &topic).await;
+    let after = settle_agreed(&cluster, &group, &all, &topic).await;
     assert_eq!(after[3].assignment.len(), 3, "{after:#?}");
     for (i, rx) in events.iter_mut().enumerate() {
         let mut revoked = BTreeSet::new();
@@ -260,4 +314,230 @@ async fn two_members_with_one_instance_id_the_older_is_fenced() {
     assert_eq!(old.state().state, MemberState::Fenced);
     new.leave().await.unwrap();
     old.close().await.unwrap();
+}
+
+// ---- offset commit and fetch ---------------------------------------------------------------------
+
+/// `ConsumerGroupCommand --describe --offsets`: partition → CURRENT-OFFSET for `topic` (columns
+/// GROUP TOPIC PARTITION CURRENT-OFFSET ...; a partition without a commit shows `-` and is left out).
+fn kafka_offsets(cluster: &Cluster, group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    let out = cluster.tool_ok(
+        "ConsumerGroupCommand",
+        &[
+            "--bootstrap-server",
+            cluster.bootstrap(),
+            "--describe",
+            "--group",
+            group,
+            "--offsets",
+        ],
+    );
+    out.lines()
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() < 4 || cols[1] != topic {
+                return None;
+            }
+            Some((cols[2].parse().ok()?, cols[3].parse().ok()?))
+        })
+        .collect()
+}
+
+/// What each test commits for partition `p`.
+fn offset_for(p: i32, base: i64) -> OffsetAndMetadata {
+    OffsetAndMetadata {
+        offset: base + i64::from(p),
+        leader_epoch: Some(0),
+        metadata: Some(format!("mooring-{p}")),
+    }
+}
+
+#[tokio::test]
+async fn commits_read_back_and_match_consumer_group_command() {
+    let cluster = Cluster::shared();
+    let topic = unique("group-commit");
+    let group = unique("g-commit");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let transport = client(&cluster).await;
+    let a = GroupMember::spawn(
+        Arc::clone(&transport),
+        config(&group, "range", None),
+        NoopListener,
+    )
+    .unwrap();
+    let b = spawn(&cluster, &group, "range", None).await;
+    a.subscribe([topic.clone()]).await.unwrap();
+    b.subscribe([topic.clone()]).await.unwrap();
+    let snaps = settle(&[&a, &b], &topic).await;
+
+    // The version the member's commits go at: Kafka 4.4 negotiates v10 (topics by id).
+    let version = transport
+        .coordinator_connection(&group)
+        .await
+        .unwrap()
+        .version::<OffsetCommitRequest>()
+        .unwrap();
+    eprintln!("OffsetCommit negotiated at v{version}");
+
+    // Each member commits its own partitions, with metadata and a leader epoch.
+    let mut expected = BTreeMap::new();
+    for (m, snap) in [&a, &b].into_iter().zip(&snaps) {
+        let offsets: BTreeMap<TopicPartition, OffsetAndMetadata> = snap
+            .assignment
+            .iter()
+            .map(|tp| (tp.clone(), offset_for(tp.partition, 1000)))
+            .collect();
+        expected.extend(offsets.clone());
+        m.commit(offsets).await.unwrap();
+    }
+    assert_eq!(expected.len(), PARTITIONS as usize);
+
+    // Both members read every partition back (OffsetFetch, require_stable).
+    let all: Vec<TopicPartition> = (0..PARTITIONS)
+        .map(|p| TopicPartition::new(topic.clone(), p))
+        .collect();
+    for m in [&a, &b] {
+        let got = m.committed(all.clone()).await.unwrap();
+        let got: BTreeMap<TopicPartition, OffsetAndMetadata> = got
+            .into_iter()
+            .map(|(tp, o)| (tp, o.expect("committed")))
+            .collect();
+        assert_eq!(got, expected);
+    }
+    // A partition of a topic nobody committed to reads back as None.
+    let other = unique("group-commit-none");
+    cluster.create_topic(&other, 1);
+    let none = a
+        .committed([TopicPartition::new(other.clone(), 0)])
+        .await
+        .unwrap();
+    assert_eq!(none.values().collect::<Vec<_>>(), [&None]);
+
+    // The admin look-up agrees, metadata included.
+    let admin = transport.committed_offsets(&group, None).await.unwrap();
+    for (tp, om) in &expected {
+        let c = &admin[tp];
+        assert_eq!(
+            (c.offset, c.leader_epoch, c.metadata.as_ref()),
+            (om.offset, om.leader_epoch, om.metadata.as_ref()),
+            "{tp}"
+        );
+    }
+
+    // And so does Kafka's own tool.
+    let tool = kafka_offsets(&cluster, &group, &topic);
+    let want: BTreeMap<i32, i64> = expected
+        .iter()
+        .map(|(tp, om)| (tp.partition, om.offset))
+        .collect();
+    assert_eq!(tool, want);
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}
+
+/// Commits, from inside `revoked`, the partitions the member keeps (cooperative: the rebalance is
+/// still going on; the member rejoins once the listener returns).
+#[derive(Debug, Default, Clone)]
+struct CommitKeptOnRevoke {
+    handle: Arc<OnceLock<GroupHandle<Client>>>,
+    /// (revoked, kept and committed, the commit's outcome).
+    commits: Arc<Mutex<Vec<RevokeCommit>>>,
+}
+
+type RevokeCommit = (Vec<TopicPartition>, Vec<TopicPartition>, Result<(), String>);
+
+impl RebalanceListener for CommitKeptOnRevoke {
+    async fn revoked(&self, partitions: Vec<TopicPartition>) {
+        let Some(handle) = self.handle.get() else {
+            return;
+        };
+        let kept: Vec<TopicPartition> = handle
+            .assignment()
+            .into_iter()
+            .filter(|tp| !partitions.contains(tp))
+            .collect();
+        let offsets = kept
+            .iter()
+            .map(|tp| (tp.clone(), offset_for(tp.partition, 500)))
+            .collect();
+        let result = handle.commit(offsets).await.map_err(|e| e.to_string());
+        self.commits
+            .lock()
+            .unwrap()
+            .push((partitions, kept, result));
+    }
+    async fn assigned(&self, _: Vec<TopicPartition>) {}
+    async fn lost(&self, _: Vec<TopicPartition>) {}
+}
+
+#[tokio::test]
+async fn cooperative_commit_of_kept_partitions_during_a_rebalance() {
+    let cluster = Cluster::shared();
+    let topic = unique("group-coop-commit");
+    let group = unique("g-coop-commit");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let mut listeners = Vec::new();
+    let mut members = Vec::new();
+    for _ in 0..2 {
+        let listener = CommitKeptOnRevoke::default();
+        let member = GroupMember::spawn(
+            client(&cluster).await,
+            config(&group, "cooperative-sticky", None),
+            listener.clone(),
+        )
+        .unwrap();
+        listener.handle.set(member.clone()).unwrap();
+        member.subscribe([topic.clone()]).await.unwrap();
+        listeners.push(listener);
+        members.push(member);
+    }
+    let before = settle_agreed(
+        &cluster,
+        &group,
+        &members.iter().collect::<Vec<_>>(),
+        &topic,
+    )
+    .await;
+    for listener in &listeners {
+        listener.commits.lock().unwrap().clear(); // revokes while the group formed
+    }
+    let third = spawn(&cluster, &group, "cooperative-sticky", None).await;
+    third.subscribe([topic.clone()]).await.unwrap();
+    let mut all: Vec<&GroupHandle<Client>> = members.iter().collect();
+    all.push(&third);
+    let after = settle_agreed(&cluster, &group, &all, &topic).await;
+    assert_eq!(after[2].assignment.len(), 4, "{after:#?}");
+
+    let mut committed = BTreeMap::new();
+    for (i, listener) in listeners.iter().enumerate() {
+        let calls = listener.commits.lock().unwrap().clone();
+        assert!(!calls.is_empty(), "member {i} had partitions revoked");
+        for (revoked, kept, result) in calls {
+            assert!(
+                result.is_ok(),
+                "member {i}: committing {kept:?} while {revoked:?} moved: {result:?}"
+            );
+            assert!(!kept.is_empty(), "member {i} kept something");
+            let kept_set: BTreeSet<TopicPartition> = kept.iter().cloned().collect();
+            assert!(kept_set.is_subset(&before[i].assignment));
+            assert!(kept_set.is_subset(&after[i].assignment), "kept means kept");
+            for tp in kept {
+                committed.insert(tp.clone(), offset_for(tp.partition, 500));
+            }
+        }
+    }
+    let read = third
+        .committed(committed.keys().cloned().collect::<Vec<_>>())
+        .await
+        .unwrap();
+    for (tp, om) in &committed {
+        assert_eq!(read[tp].as_ref(), Some(om), "{tp}");
+    }
+    let tool = kafka_offsets(&cluster, &group, &topic);
+    for (tp, om) in &committed {
+        assert_eq!(tool.get(&tp.partition), Some(&om.offset), "{tp}");
+    }
+    for m in all {
+        m.close().await.unwrap();
+    }
 }
