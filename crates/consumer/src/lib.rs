@@ -13,9 +13,23 @@
 //! - [`processing`]: the async processing engine: bounded concurrency, ordering per partition or
 //!   key, commit tracking that never passes an unfinished record, bounded buffers with
 //!   backpressure, the `max.poll.interval.ms` watchdog, revoke/loss/shutdown and metrics.
+//! - [`fetcher`]: Fetch from each partition's leader (sessions, topic ids, leader epochs,
+//!   isolation levels) into the engine; offset initialisation.
+//! - [`Consumer`]: the public API — configuration from Kafka properties, subscribe / pattern /
+//!   assign, `run(handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
 
+mod config;
+mod consumer;
+mod error;
+mod events;
+pub mod fetcher;
 pub mod processing;
+mod shared;
 pub mod subscription;
 mod topic_partition;
 
+pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GROUP_KEYS};
+pub use consumer::{Consumer, ConsumerRebalanceListener, ShutdownHandle};
+pub use error::ConsumerError;
+pub use events::{ConsumerEvent, ConsumerEvents};
 pub use topic_partition::TopicPartition;

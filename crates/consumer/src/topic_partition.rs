@@ -38,3 +38,18 @@ impl fmt::Display for TopicPartition {
         write!(f, "{}-{}", self.topic, self.partition)
     }
 }
+
+impl From<mooring_coordinator::group::TopicPartition> for TopicPartition {
+    fn from(tp: mooring_coordinator::group::TopicPartition) -> Self {
+        TopicPartition {
+            topic: tp.topic,
+            partition: tp.partition,
+        }
+    }
+}
+
+impl From<TopicPartition> for mooring_coordinator::group::TopicPartition {
+    fn from(tp: TopicPartition) -> Self {
+        mooring_coordinator::group::TopicPartition::new(tp.topic, tp.partition)
+    }
+}

@@ -1,0 +1,72 @@
+//! Commits: the processing engine's committable offsets (never past an unfinished record) of the
+//! partitions this member still owns, skipping those already committed at that offset. Commits
+//! are serialized (an async mutex, held across the OffsetCommit on purpose), so an older offset
+//! can never land after a newer one.
+
+use std::collections::BTreeMap;
+
+use mooring_coordinator::group::{GroupHandle, OffsetAndMetadata};
+use mooring_coordinator::Client;
+
+use crate::error::ConsumerError;
+use crate::processing::{Handler, ProcessingEngine};
+use crate::shared::Shared;
+use crate::subscription::CommittedOffset;
+use crate::TopicPartition;
+
+/// The engine seen through what commits and manual assignment need, without its handler type.
+pub(crate) trait EngineOps: Send + Sync + 'static {
+    fn committable(&self) -> BTreeMap<TopicPartition, i64>;
+    fn add(&self, partitions: Vec<TopicPartition>);
+    fn drop_partitions(&self, partitions: Vec<TopicPartition>);
+}
+
+impl<H: Handler> EngineOps for ProcessingEngine<H> {
+    fn committable(&self) -> BTreeMap<TopicPartition, i64> {
+        self.committable_offsets()
+    }
+    fn add(&self, partitions: Vec<TopicPartition>) {
+        self.add_partitions(partitions);
+    }
+    fn drop_partitions(&self, partitions: Vec<TopicPartition>) {
+        ProcessingEngine::drop_partitions(self, partitions);
+    }
+}
+
+/// Serializes commits.
+pub(crate) type CommitLock = tokio::sync::Mutex<()>;
+
+/// Commits `offsets` for the partitions still assigned whose committed offset differs.
+pub(crate) async fn commit_offsets(
+    shared: &Shared,
+    member: &GroupHandle<Client>,
+    lock: &CommitLock,
+    offsets: BTreeMap<TopicPartition, i64>,
+) -> Result<(), ConsumerError> {
+    let _serial = lock.lock().await;
+    let todo: BTreeMap<TopicPartition, i64> = {
+        let subs = shared.subs();
+        offsets
+            .into_iter()
+            .filter(|(tp, offset)| {
+                subs.partition(tp)
+                    .is_some_and(|s| s.committed().is_none_or(|c| c.offset != *offset))
+            })
+            .collect()
+    };
+    if todo.is_empty() {
+        return Ok(());
+    }
+    member
+        .commit(
+            todo.iter()
+                .map(|(tp, o)| (tp.clone().into(), OffsetAndMetadata::new(*o)))
+                .collect(),
+        )
+        .await?;
+    let mut subs = shared.subs();
+    for (tp, offset) in todo {
+        subs.set_committed(&tp, CommittedOffset::new(offset));
+    }
+    Ok(())
+}

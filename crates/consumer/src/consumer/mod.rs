@@ -1,0 +1,394 @@
+//! The public consumer: configure it, subscribe (or assign), and `run` an async handler over
+//! every record, with commits that never pass an unfinished record.
+//!
+//! ```no_run
+//! use mooring_consumer::{Consumer, ConsumerConfig};
+//!
+//! # async fn demo() -> Result<(), mooring_consumer::ConsumerError> {
+//! let config = ConsumerConfig::from_properties([
+//!     ("bootstrap.servers", "localhost:9092"),
+//!     ("group.id", "orders-service"),
+//!     ("auto.offset.reset", "earliest"),
+//!     ("partition.assignment.strategy", "cooperative-sticky"),
+//!     ("mooring.concurrency", "32"),
+//!     ("mooring.ordering", "key"),
+//! ])?;
+//! let consumer = Consumer::new(config)?;
+//! consumer.subscribe(["orders"])?;
+//! consumer.shutdown_handle().on_signals(); // SIGTERM/SIGINT: drain, commit, close
+//! consumer
+//!     .run(|record: mooring_consumer::processing::ConsumerRecord| async move {
+//!         println!("{}-{}@{}", record.topic(), record.partition(), record.offset());
+//!         Ok::<(), String>(())
+//!     })
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # How it runs
+//! `run` starts the group member (on its own network client: heartbeats never queue behind a
+//! long-polling Fetch), the fetcher (see [`crate::fetcher`'s docs](crate::processing) for the
+//! engine it feeds) and the processing engine, and returns after shutdown. While it runs, other
+//! tasks use clones of the same `Consumer` to `pause`, `resume`, `seek`, `commit` or shut down.
+//!
+//! # Commits
+//! The engine tracks, per partition, the offset a commit may carry: the lowest record whose handler
+//! has not finished (or the last finished + 1). With `enable.auto.commit=true` (default) those
+//! offsets are committed every `auto.commit.interval.ms`; [`Consumer::commit`] and
+//! [`Consumer::commit_async`] commit them on demand. A revoke commits the revoked partitions'
+//! finished work before the rebalance goes on, and shutdown commits everything that finished.
+//!
+//! # Rebalances
+//! See [`rebalance`](self) below: on revoke the partitions stop, drain (bounded) and commit, then
+//! the application's [`ConsumerRebalanceListener::revoked`] runs; on assign the positions are
+//! initialised, then [`ConsumerRebalanceListener::assigned`] runs; on loss nothing is committed.
+//! Cooperative rebalances touch only the partitions that move.
+//!
+//! # Pause rule
+//! A pause holds while the partition stays assigned to this member; a partition revoked (or lost)
+//! and assigned again starts unpaused.
+
+mod commit;
+mod listener;
+mod rebalance;
+mod run;
+mod shutdown;
+
+pub use listener::ConsumerRebalanceListener;
+pub use shutdown::ShutdownHandle;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mooring_coordinator::group::{GroupHandle, MemberSnapshot};
+use mooring_coordinator::Client;
+
+use crate::config::ConsumerConfig;
+use crate::error::ConsumerError;
+use crate::events::{ConsumerEvents, EventSink};
+use crate::processing::Handler;
+use crate::shared::Shared;
+use crate::subscription::{SubscriptionMode, SubscriptionState};
+use crate::TopicPartition;
+use commit::{commit_offsets, CommitLock, EngineOps};
+use listener::ErasedListener;
+
+/// What exists while `run` runs.
+#[derive(Clone)]
+struct Running {
+    member: Option<GroupHandle<Client>>,
+    engine: Arc<dyn EngineOps>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    /// The group member's own client (the fetcher's is in `shared`).
+    group_client: Option<Arc<Client>>,
+    listener: Mutex<Option<Arc<dyn ErasedListener>>>,
+    events: Mutex<Option<ConsumerEvents>>,
+    running: Mutex<Option<Running>>,
+    commits: Arc<CommitLock>,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl Inner {
+    fn listener(&self) -> Option<Arc<dyn ErasedListener>> {
+        self.listener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn running(&self) -> Option<Running> {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set_running(&self, running: Option<Running>) {
+        *self.running.lock().unwrap_or_else(PoisonError::into_inner) = running;
+    }
+}
+
+/// A Kafka consumer. Cheap to clone: clones share the consumer, so one task can `run` it while
+/// others pause, seek, commit or shut it down.
+#[derive(Clone)]
+pub struct Consumer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Consumer")
+            .field(
+                "group",
+                &self.inner.shared.config.group.as_ref().map(|g| &g.group_id),
+            )
+            .field("mode", &self.inner.shared.subs().mode())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Consumer {
+    /// A consumer for `config`. Nothing is sent before [`run`](Self::run).
+    pub fn new(config: ConsumerConfig) -> Result<Consumer, ConsumerError> {
+        let fetch_client = Client::new(config.client.clone())?;
+        let group_client = match &config.group {
+            Some(_) => Some(Arc::new(Client::new(config.client.clone())?)),
+            None => None,
+        };
+        let capacity = config
+            .group
+            .as_ref()
+            .map_or(1024, |g| g.event_capacity.max(1024));
+        let (sink, events) = EventSink::new(capacity);
+        let subs = SubscriptionState::new(config.auto_offset_reset);
+        Ok(Consumer {
+            inner: Arc::new(Inner {
+                shared: Arc::new(Shared::new(config, subs, fetch_client, sink)),
+                group_client,
+                listener: Mutex::new(None),
+                events: Mutex::new(Some(events)),
+                running: Mutex::new(None),
+                commits: Arc::new(CommitLock::new(())),
+                started: std::sync::atomic::AtomicBool::new(false),
+            }),
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.inner.shared
+    }
+
+    /// Subscribes to these topics (the group assigns their partitions). Calling it again replaces
+    /// the set (and rejoins when running); an empty list unsubscribes. Mixing with
+    /// `subscribe_pattern` or `assign` is an error.
+    pub fn subscribe<I, S>(&self, topics: I) -> Result<(), ConsumerError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let changed = self.shared().subs().subscribe(topics)?;
+        if changed {
+            self.resubscribe();
+        }
+        Ok(())
+    }
+
+    /// Subscribes to every topic whose whole name matches `pattern`, re-evaluated on every
+    /// metadata refresh (`metadata.max.age.ms`).
+    pub fn subscribe_pattern(&self, pattern: &str) -> Result<(), ConsumerError> {
+        self.shared().subs().subscribe_pattern(pattern)?;
+        Ok(())
+    }
+
+    /// Assigns these partitions by hand (no group membership, no rebalances). Positions come from
+    /// the group's committed offsets when `group.id` is set, else from `auto.offset.reset`.
+    pub fn assign(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<(), ConsumerError> {
+        let (before, after) = {
+            let mut subs = self.shared().subs();
+            let before: BTreeSet<TopicPartition> = subs.assigned_partitions().into_iter().collect();
+            subs.assign(partitions)?;
+            let after: BTreeSet<TopicPartition> = subs.assigned_partitions().into_iter().collect();
+            (before, after)
+        };
+        if let Some(running) = self.inner.running() {
+            running
+                .engine
+                .drop_partitions(before.difference(&after).cloned().collect());
+            running
+                .engine
+                .add(after.difference(&before).cloned().collect());
+        }
+        self.shared().wake();
+        Ok(())
+    }
+
+    fn resubscribe(&self) {
+        let Some(member) = self.inner.running().and_then(|r| r.member) else {
+            return;
+        };
+        let topics = self.shared().subs().subscribed_topics();
+        tokio::spawn(async move {
+            if let Err(e) = member.subscribe(topics).await {
+                tracing::warn!(error = %e, "resubscribing");
+            }
+        });
+    }
+
+    /// Sets the application's rebalance listener; takes effect at the next [`run`](Self::run).
+    pub fn set_rebalance_listener(&self, listener: impl ConsumerRebalanceListener) {
+        *self
+            .inner
+            .listener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(listener));
+    }
+
+    /// Runs the consumer: fetches, hands every record to `handler` (an async fn of a
+    /// [`ConsumerRecord`](crate::processing::ConsumerRecord) returning `Result`), commits, and
+    /// follows rebalances, until [`ShutdownHandle::shutdown`] or a fatal error. Then it drains the
+    /// running handlers (bounded), commits what finished and closes the group member. A consumer
+    /// runs once.
+    ///
+    /// Returns the fatal error that stopped it, if any: [`ConsumerError::NoOffsetForPartition`],
+    /// [`ConsumerError::OffsetOutOfRange`], [`ConsumerError::HandlerFailed`] (policy `stop`), a
+    /// fenced static member, ...
+    pub async fn run<H: Handler>(&self, handler: H) -> Result<(), ConsumerError> {
+        if self
+            .inner
+            .started
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(ConsumerError::Running(
+                "run was already called on this consumer",
+            ));
+        }
+        run::run(&self.inner, handler).await
+    }
+
+    /// Pauses these assigned partitions: nothing more is fetched (or handed out) until `resume`.
+    /// Records already handed to the engine still finish.
+    pub fn pause(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<(), ConsumerError> {
+        self.shared().subs().pause(partitions)?;
+        Ok(())
+    }
+
+    /// Resumes these assigned partitions.
+    pub fn resume(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<(), ConsumerError> {
+        self.shared().subs().resume(partitions)?;
+        self.shared().wake();
+        Ok(())
+    }
+
+    /// Pauses every partition of `topic` assigned now; returns them.
+    pub fn pause_topic(&self, topic: &str) -> Vec<TopicPartition> {
+        self.shared().subs().pause_topic(topic)
+    }
+
+    /// Resumes every partition of `topic` assigned now; returns them.
+    pub fn resume_topic(&self, topic: &str) -> Vec<TopicPartition> {
+        let resumed = self.shared().subs().resume_topic(topic);
+        self.shared().wake();
+        resumed
+    }
+
+    /// The partitions paused by the application.
+    pub fn paused(&self) -> Vec<TopicPartition> {
+        self.shared().subs().paused_partitions()
+    }
+
+    /// The partitions assigned now.
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.shared().subs().assigned_partitions()
+    }
+
+    /// The next offset to fetch of an assigned partition, once known.
+    pub fn position(&self, partition: &TopicPartition) -> Option<i64> {
+        self.shared().subs().position(partition).map(|p| p.offset)
+    }
+
+    /// The last committed offset known for an assigned partition.
+    pub fn committed(&self, partition: &TopicPartition) -> Option<i64> {
+        self.shared()
+            .subs()
+            .partition(partition)
+            .and_then(|s| s.committed().map(|c| c.offset))
+    }
+
+    /// Moves the position of an assigned partition; the next fetch starts there. Records fetched
+    /// before and not yet started are dropped when going backwards.
+    pub fn seek(&self, partition: &TopicPartition, offset: i64) -> Result<(), ConsumerError> {
+        self.shared().subs().seek(partition, offset)?;
+        self.shared().wake();
+        Ok(())
+    }
+
+    /// Moves these partitions (all assigned ones when empty) to the log start.
+    pub fn seek_to_beginning(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<(), ConsumerError> {
+        self.shared().subs().seek_to_beginning(partitions)?;
+        self.shared().wake();
+        Ok(())
+    }
+
+    /// Moves these partitions (all assigned ones when empty) to the log end.
+    pub fn seek_to_end(
+        &self,
+        partitions: impl IntoIterator<Item = TopicPartition>,
+    ) -> Result<(), ConsumerError> {
+        self.shared().subs().seek_to_end(partitions)?;
+        self.shared().wake();
+        Ok(())
+    }
+
+    /// Commits, and waits for, the offsets of every record finished so far (never past an
+    /// unfinished one) in the partitions this member owns.
+    pub async fn commit(&self) -> Result<(), ConsumerError> {
+        let running = self
+            .inner
+            .running()
+            .ok_or(ConsumerError::Running("the consumer is not running"))?;
+        let member = running.member.ok_or(ConsumerError::NoGroup("commit"))?;
+        if self.shared().subs().mode() == SubscriptionMode::ManualAssign {
+            return Err(ConsumerError::NoGroup("commit with manual assignment"));
+        }
+        commit_offsets(
+            self.shared(),
+            &member,
+            &self.inner.commits,
+            running.engine.committable(),
+        )
+        .await
+    }
+
+    /// Starts a commit (as [`commit`](Self::commit)) without waiting; await the handle for its
+    /// result, or drop it.
+    pub fn commit_async(&self) -> tokio::task::JoinHandle<Result<(), ConsumerError>> {
+        let consumer = self.clone();
+        tokio::spawn(async move { consumer.commit().await })
+    }
+
+    /// A handle that stops the consumer (also on SIGTERM/SIGINT with
+    /// [`ShutdownHandle::on_signals`]).
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            shared: Arc::clone(&self.inner.shared),
+        }
+    }
+
+    /// The telemetry stream (once; later calls return `None`): the member's events, the engine's
+    /// and the runtime's, as one [`ConsumerEvent`](crate::ConsumerEvent) enum.
+    pub fn events(&self) -> Option<ConsumerEvents> {
+        self.inner
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Telemetry events dropped because the stream was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.shared().events.dropped()
+    }
+
+    /// The group member's state (member id, generation, assignment), while running in a group.
+    pub fn member_state(&self) -> Option<MemberSnapshot> {
+        self.inner
+            .running()
+            .and_then(|r| r.member)
+            .map(|m| m.state())
+    }
+}

@@ -1,0 +1,71 @@
+//! Graceful shutdown: a handle any task can use to stop the consumer, and a helper that stops it
+//! on SIGTERM or SIGINT (what Kubernetes sends before killing a pod).
+//!
+//! Stopping means, in order: stop fetching; let the handlers already running finish (bounded by
+//! `mooring.shutdown.timeout.ms`; records not started are dropped and fetched again by the next
+//! owner); commit what finished; close the group member — a static member (`group.instance.id`)
+//! stays in the group and sends no LeaveGroup unless `mooring.leave.group.on.close=true`, so a
+//! rolling restart within the session timeout causes no rebalance (KIP-345).
+
+use std::sync::Arc;
+
+use crate::shared::Shared;
+
+/// Stops a running consumer; cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), mooring_consumer::ConsumerError> {
+/// let shutdown = consumer.shutdown_handle();
+/// shutdown.on_signals(); // SIGTERM / SIGINT
+/// consumer.run(|_record| async { Ok::<(), String>(()) }).await?; // returns once shut down
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShutdownHandle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl ShutdownHandle {
+    /// Asks the consumer to stop; `run` returns once it has drained, committed and closed.
+    pub fn shutdown(&self) {
+        self.shared.request_shutdown();
+    }
+
+    /// Whether shutdown was asked for.
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.is_shutting_down()
+    }
+
+    /// Spawns a task that calls [`shutdown`](Self::shutdown) on SIGTERM or SIGINT (Ctrl-C).
+    /// Must be called inside a Tokio runtime.
+    pub fn on_signals(&self) -> tokio::task::JoinHandle<()> {
+        let handle = self.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutdown signal received");
+            handle.shutdown();
+        })
+    }
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the consumer");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,99 @@
+//! The consumer's errors: configuration, the subscription, the network and the group, offsets
+//! that cannot be found, and a handler failure that stopped processing. Each names what it is
+//! about (the key, the partitions), so an application can match on it and say it clearly.
+
+use mooring_wire::records::RecordsError;
+
+use crate::processing::{EngineError, HandlerFailure};
+use crate::subscription::SubscriptionError;
+use crate::TopicPartition;
+
+/// A failure of the consumer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConsumerError {
+    /// A configuration key is unknown, or its value is invalid.
+    #[error("config {key}: {message}")]
+    Config {
+        /// The key.
+        key: String,
+        /// What is wrong (for an unknown key: the nearest valid key).
+        message: String,
+    },
+    /// The subscription state refused an operation (mode conflict, not assigned, ...).
+    #[error(transparent)]
+    Subscription(#[from] SubscriptionError),
+    /// `auto.offset.reset=none` and these partitions have no committed offset (Java's
+    /// `NoOffsetForPartitionException`).
+    #[error(
+        "no committed offset and auto.offset.reset=none for: {}",
+        list(partitions)
+    )]
+    NoOffsetForPartition {
+        /// Every such partition, sorted.
+        partitions: Vec<TopicPartition>,
+    },
+    /// The fetch position is out of the log's range and `auto.offset.reset=none` (Java's
+    /// `OffsetOutOfRangeException`).
+    #[error(
+        "fetch position out of range and auto.offset.reset=none for: {}",
+        list(partitions)
+    )]
+    OffsetOutOfRange {
+        /// The partitions.
+        partitions: Vec<TopicPartition>,
+    },
+    /// The network client or the group member failed.
+    #[error(transparent)]
+    Client(mooring_coordinator::Error),
+    /// The processing engine could not be built.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A handler failed and the failure policy stopped processing; nothing past the record was
+    /// committed.
+    #[error(
+        "handler failed on {}@{} after {} attempt(s): {}",
+        .0.partition, .0.offset, .0.attempts, .0.error
+    )]
+    HandlerFailed(Box<HandlerFailure>),
+    /// Records of a partition cannot be read (CRC mismatch, unknown compression, ...).
+    #[error("corrupt records in {partition}: {source}")]
+    CorruptRecords {
+        /// The partition.
+        partition: TopicPartition,
+        /// The decoder's error.
+        #[source]
+        source: Box<RecordsError>,
+    },
+    /// The operation needs a `group.id`.
+    #[error("{0} needs a group.id")]
+    NoGroup(&'static str),
+    /// `run` was called with nothing subscribed or assigned.
+    #[error("nothing to consume: call subscribe, subscribe_pattern or assign before run")]
+    NotSubscribed,
+    /// `run` is already running on this consumer, or the consumer is not running.
+    #[error("{0}")]
+    Running(&'static str),
+    /// The consumer was shut down.
+    #[error("the consumer is shut down")]
+    Closed,
+}
+
+impl From<mooring_coordinator::Error> for ConsumerError {
+    fn from(e: mooring_coordinator::Error) -> Self {
+        match e {
+            mooring_coordinator::Error::Config { key, message } => {
+                ConsumerError::Config { key, message }
+            }
+            other => ConsumerError::Client(other),
+        }
+    }
+}
+
+fn list(partitions: &[TopicPartition]) -> String {
+    partitions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

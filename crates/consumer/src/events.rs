@@ -1,0 +1,91 @@
+//! Telemetry: one typed stream of everything the consumer does, for the application and the
+//! sidecar's exporter. It carries the group member's events (rebalance phases with timings,
+//! heartbeats, commits, fencing, leaving), the processing engine's (backpressure, handlers past
+//! `max.poll.interval.ms`, handler failures) and the runtime's own (fetch errors, offset resets,
+//! auto-commit failures, shutdown).
+//!
+//! Like the member's and the engine's own channels, the stream is bounded and never waits: when
+//! it is full an event is dropped and counted ([`Consumer::dropped_events`](crate::Consumer::dropped_events)).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mooring_coordinator::group::GroupEvent;
+use tokio::sync::mpsc;
+
+use crate::processing::ProcessingEvent;
+use crate::subscription::OffsetResetStrategy;
+use crate::TopicPartition;
+
+/// One telemetry event.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ConsumerEvent {
+    /// From the group member (rebalances, heartbeats, commits, fencing, leaving).
+    Group(GroupEvent),
+    /// From the processing engine (backpressure, slow handlers, handler failures).
+    Processing(ProcessingEvent),
+    /// A Fetch to a broker failed, or a partition's answer carried an error.
+    FetchError {
+        /// The broker's node id.
+        node: i32,
+        /// The partition, when the error is a partition's.
+        partition: Option<TopicPartition>,
+        /// What went wrong.
+        error: String,
+    },
+    /// A partition's position was reset by `auto.offset.reset` (or a seek to the beginning/end).
+    OffsetReset {
+        /// The partition.
+        partition: TopicPartition,
+        /// The strategy used.
+        strategy: OffsetResetStrategy,
+        /// The new position.
+        offset: i64,
+    },
+    /// An auto-commit (or a commit during shutdown) failed; the next one retries.
+    CommitFailed {
+        /// The error.
+        error: String,
+    },
+    /// The consumer shut down.
+    Shutdown {
+        /// Time from the request to the end.
+        duration: Duration,
+        /// Partitions whose handlers were still running when the drain timed out.
+        timed_out: Vec<TopicPartition>,
+    },
+}
+
+/// The receiving end, from [`Consumer::events`](crate::Consumer::events).
+pub type ConsumerEvents = mpsc::Receiver<ConsumerEvent>;
+
+/// The sending side: never waits, counts what it drops.
+#[derive(Debug)]
+pub(crate) struct EventSink {
+    tx: mpsc::Sender<ConsumerEvent>,
+    dropped: AtomicU64,
+}
+
+impl EventSink {
+    pub(crate) fn new(capacity: usize) -> (Self, ConsumerEvents) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            EventSink {
+                tx,
+                dropped: AtomicU64::new(0),
+            },
+            rx,
+        )
+    }
+
+    pub(crate) fn emit(&self, event: ConsumerEvent) {
+        if self.tx.try_send(event).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}

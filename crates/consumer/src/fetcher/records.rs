@@ -1,0 +1,215 @@
+//! From a Fetch partition's `records` bytes to the records a handler sees, as Java's
+//! `CompletedFetch` does it:
+//!
+//! - batches wholly before the position are skipped, and so are records before the position
+//!   inside the first batch (the broker sends whole batches, which may start before the fetch
+//!   offset, e.g. compressed batches);
+//! - control batches (transaction markers) are never shown; the position moves past them;
+//! - under `read_committed`, records of aborted transactions are dropped: the response lists each
+//!   aborted transaction as (producer id, first offset); a transactional batch whose producer has
+//!   an aborted transaction starting at or before the batch's last offset is skipped, until that
+//!   producer's ABORT marker (KIP-98);
+//! - a partial batch at the end is normal (the size limit cut it): the next fetch starts there.
+//!
+//! A batch that cannot be read (bad CRC, unknown compression) ends the extraction: the records
+//! before it are returned and the position stops at it; if it is the first, the error is returned.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use bytes::Bytes;
+use mooring_wire::messages::fetch::AbortedTransaction;
+use mooring_wire::records::{BatchItem, BatchReader, ControlRecordType, Record, RecordsError};
+
+/// What one partition's bytes yield.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Extracted {
+    /// The records to hand to the engine, in offset order, all at or after the position.
+    pub records: Vec<Record>,
+    /// The position after consuming all of them (past skipped control and aborted batches).
+    pub next_offset: i64,
+    /// The leader epoch of the last batch consumed (KIP-320), when the broker stamped one.
+    pub leader_epoch: Option<i32>,
+}
+
+/// Extracts the records at or after `position`. `aborted` is `Some` under `read_committed` (the
+/// response's aborted transactions, possibly empty) and `None` under `read_uncommitted`.
+pub(crate) fn extract(
+    bytes: Bytes,
+    topic: &str,
+    partition: i32,
+    position: i64,
+    aborted: Option<&[AbortedTransaction]>,
+) -> Result<Extracted, RecordsError> {
+    let mut out = Extracted {
+        records: Vec::new(),
+        next_offset: position,
+        leader_epoch: None,
+    };
+    let mut pending_aborts: VecDeque<(i64, i64)> = aborted
+        .unwrap_or_default()
+        .iter()
+        .map(|a| (a.first_offset, a.producer_id))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut aborted_producers: BTreeSet<i64> = BTreeSet::new();
+    let read_committed = aborted.is_some();
+
+    for item in BatchReader::new(bytes).with_context(topic, partition) {
+        let batch = match item {
+            Ok(BatchItem::Batch(batch)) => batch,
+            Ok(BatchItem::Incomplete { .. }) => break,
+            Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
+            Err(_) => break,
+        };
+        let header = *batch.header();
+        if header.next_offset() <= position {
+            continue;
+        }
+        let advance = |out: &mut Extracted| {
+            out.next_offset = out.next_offset.max(header.next_offset());
+            if header.partition_leader_epoch >= 0 {
+                out.leader_epoch = Some(header.partition_leader_epoch);
+            }
+        };
+        if read_committed && header.producer_id >= 0 {
+            while let Some(&(first, pid)) = pending_aborts.front() {
+                if first > header.last_offset() {
+                    break;
+                }
+                aborted_producers.insert(pid);
+                pending_aborts.pop_front();
+            }
+            if header.is_control() {
+                let abort = matches!(
+                    batch.control_record(),
+                    Ok(Some(c)) if c.kind == ControlRecordType::Abort
+                );
+                if abort {
+                    aborted_producers.remove(&header.producer_id);
+                }
+            } else if header.is_transactional() && aborted_producers.contains(&header.producer_id) {
+                advance(&mut out);
+                continue;
+            }
+        }
+        if header.is_control() {
+            advance(&mut out);
+            continue;
+        }
+        let records = match batch.records() {
+            Ok(records) => records,
+            Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
+            Err(_) => break,
+        };
+        out.records
+            .extend(records.into_iter().filter(|r| r.offset >= position));
+        advance(&mut out);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BytesMut;
+    use mooring_wire::records::RecordBatch;
+
+    use super::*;
+
+    fn data_batch(base: i64, n: i64, txn: Option<i64>) -> RecordBatch {
+        let mut b = RecordBatch::builder(base).partition_leader_epoch(3);
+        if let Some(pid) = txn {
+            b = b.transactional(pid, 0, 0);
+        }
+        for i in 0..n {
+            b = b.record(
+                1_000 + i,
+                None,
+                Some(Bytes::from((base + i).to_string())),
+                vec![],
+            );
+        }
+        b.build()
+    }
+
+    fn encode(batches: &[RecordBatch]) -> Bytes {
+        let mut buf = BytesMut::new();
+        for b in batches {
+            b.encode(&mut buf).expect("encode");
+        }
+        buf.freeze()
+    }
+
+    fn offsets(e: &Extracted) -> Vec<i64> {
+        e.records.iter().map(|r| r.offset).collect()
+    }
+
+    #[test]
+    fn records_before_the_position_are_skipped_and_a_partial_batch_ends_it() {
+        let mut bytes =
+            BytesMut::from(&encode(&[data_batch(0, 5, None), data_batch(5, 5, None)])[..]);
+        let tail = encode(&[data_batch(10, 5, None)]);
+        bytes.extend_from_slice(&tail[..tail.len() / 2]);
+        let e = extract(bytes.freeze(), "t", 0, 3, None).expect("extract");
+        assert_eq!(offsets(&e), [3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(e.next_offset, 10);
+        assert_eq!(e.leader_epoch, Some(3));
+    }
+
+    #[test]
+    fn control_batches_are_skipped_in_both_isolation_levels() {
+        let bytes = encode(&[
+            data_batch(0, 2, Some(7)),
+            RecordBatch::end_txn_marker(2, 0, 3, 7, 0, true, 0),
+            data_batch(3, 1, None),
+        ]);
+        for aborted in [None, Some(&[][..])] {
+            let e = extract(bytes.clone(), "t", 0, 0, aborted).expect("extract");
+            assert_eq!(offsets(&e), [0, 1, 3]);
+            assert_eq!(e.next_offset, 4);
+        }
+        // A marker as the last batch still moves the position past it.
+        let bytes = encode(&[RecordBatch::end_txn_marker(9, 0, 3, 7, 0, true, 0)]);
+        let e = extract(bytes, "t", 0, 9, None).expect("extract");
+        assert!(e.records.is_empty());
+        assert_eq!(e.next_offset, 10);
+    }
+
+    #[test]
+    fn read_committed_drops_aborted_transactions_only() {
+        // Producer 7 aborts [0, 2); producer 8 commits [2, 4); producer 7 later commits [6, 7).
+        let bytes = encode(&[
+            data_batch(0, 2, Some(7)),
+            data_batch(2, 2, Some(8)),
+            RecordBatch::end_txn_marker(4, 0, 3, 7, 0, false, 0),
+            RecordBatch::end_txn_marker(5, 0, 3, 8, 0, true, 0),
+            data_batch(6, 1, Some(7)),
+            RecordBatch::end_txn_marker(7, 0, 3, 7, 0, true, 0),
+        ]);
+        let aborted = [AbortedTransaction {
+            producer_id: 7,
+            first_offset: 0,
+            ..Default::default()
+        }];
+        let e = extract(bytes.clone(), "t", 0, 0, Some(&aborted)).expect("extract");
+        assert_eq!(offsets(&e), [2, 3, 6]);
+        assert_eq!(e.next_offset, 8);
+        // read_uncommitted sees everything but the markers.
+        let e = extract(bytes, "t", 0, 0, None).expect("extract");
+        assert_eq!(offsets(&e), [0, 1, 2, 3, 6]);
+    }
+
+    #[test]
+    fn a_corrupt_first_batch_is_an_error_a_later_one_stops_the_extraction() {
+        let good = encode(&[data_batch(0, 2, None)]);
+        let mut bad = BytesMut::from(&encode(&[data_batch(2, 2, None)])[..]);
+        let last = bad.len() - 1;
+        bad[last] ^= 0xff;
+        let mut both = BytesMut::from(&good[..]);
+        both.extend_from_slice(&bad);
+        let e = extract(both.freeze(), "t", 0, 0, None).expect("first batch is fine");
+        assert_eq!(offsets(&e), [0, 1]);
+        assert_eq!(e.next_offset, 2);
+        assert!(extract(bad.freeze(), "t", 0, 2, None).is_err());
+    }
+}

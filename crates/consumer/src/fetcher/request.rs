@@ -1,0 +1,191 @@
+//! Building a Fetch request from a session plan: topics by name up to v12, by topic id from v13
+//! (KIP-516), the session fields (KIP-227), `fetch.*` limits and the isolation level.
+
+use std::collections::BTreeMap;
+
+use mooring_wire::messages::fetch::{FetchPartition, FetchRequest, FetchTopic, ForgottenTopic};
+use mooring_wire::primitives::Uuid;
+
+use super::session::SessionRequest;
+use crate::config::FetchConfig;
+
+/// The first Fetch version that names topics by id only.
+pub(crate) const TOPIC_IDS_VERSION: i16 = 13;
+
+/// The first Fetch version with fetch sessions (KIP-227).
+pub(crate) const SESSIONS_VERSION: i16 = 7;
+
+/// Why a request cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MissingTopicId(pub String);
+
+/// Builds the request for `version`. `ids` maps topic names to ids (needed from v13).
+pub(crate) fn build(
+    version: i16,
+    config: &FetchConfig,
+    plan: &SessionRequest,
+    ids: &BTreeMap<String, Uuid>,
+    rack: &str,
+) -> Result<FetchRequest, MissingTopicId> {
+    let by_id = version >= TOPIC_IDS_VERSION;
+    let name_or_id = |topic: &str| -> Result<(String, Uuid), MissingTopicId> {
+        if by_id {
+            match ids.get(topic) {
+                Some(id) if !id.is_nil() => Ok((String::new(), *id)),
+                _ => Err(MissingTopicId(topic.to_owned())),
+            }
+        } else {
+            Ok((topic.to_owned(), Uuid::NIL))
+        }
+    };
+    let mut topics: Vec<FetchTopic> = Vec::new();
+    for (tp, req) in &plan.to_send {
+        let partition = FetchPartition {
+            partition: tp.partition,
+            // KIP-320's field exists from v9.
+            current_leader_epoch: if version >= 9 {
+                req.current_leader_epoch
+            } else {
+                -1
+            },
+            fetch_offset: req.fetch_offset,
+            partition_max_bytes: req.max_bytes,
+            ..Default::default()
+        };
+        match topics.last_mut() {
+            Some(last) if last_topic_is(last, &tp.topic, by_id, ids) => {
+                last.partitions.push(partition)
+            }
+            _ => {
+                let (topic, topic_id) = name_or_id(&tp.topic)?;
+                topics.push(FetchTopic {
+                    topic,
+                    topic_id,
+                    partitions: vec![partition],
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    let mut forgotten: Vec<ForgottenTopic> = Vec::new();
+    for tp in &plan.to_forget {
+        match forgotten.last_mut() {
+            Some(last) if forgotten_topic_is(last, &tp.topic, by_id, ids) => {
+                last.partitions.push(tp.partition)
+            }
+            _ => {
+                let (topic, topic_id) = name_or_id(&tp.topic)?;
+                forgotten.push(ForgottenTopic {
+                    topic,
+                    topic_id,
+                    partitions: vec![tp.partition],
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    let max_wait_ms = i32::try_from(config.max_wait.as_millis()).unwrap_or(i32::MAX);
+    Ok(FetchRequest {
+        max_wait_ms,
+        min_bytes: config.min_bytes,
+        max_bytes: config.max_bytes,
+        isolation_level: config.isolation_level.wire(),
+        // Before v7 there are no sessions: every request is full (and answered with id 0).
+        session_id: if version >= SESSIONS_VERSION {
+            plan.session_id
+        } else {
+            0
+        },
+        session_epoch: if version >= SESSIONS_VERSION {
+            plan.session_epoch
+        } else {
+            -1
+        },
+        topics,
+        forgotten_topics_data: forgotten,
+        rack_id: if version >= 11 {
+            rack.to_owned()
+        } else {
+            String::new()
+        },
+        ..Default::default()
+    })
+}
+
+fn last_topic_is(
+    last: &FetchTopic,
+    topic: &str,
+    by_id: bool,
+    ids: &BTreeMap<String, Uuid>,
+) -> bool {
+    if by_id {
+        ids.get(topic) == Some(&last.topic_id)
+    } else {
+        last.topic == topic
+    }
+}
+
+fn forgotten_topic_is(
+    last: &ForgottenTopic,
+    topic: &str,
+    by_id: bool,
+    ids: &BTreeMap<String, Uuid>,
+) -> bool {
+    if by_id {
+        ids.get(topic) == Some(&last.topic_id)
+    } else {
+        last.topic == topic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BytesMut;
+    use mooring_wire::messages::Message;
+
+    use super::super::session::{FetchSession, PartitionRequest};
+    use super::*;
+    use crate::TopicPartition;
+
+    fn plan() -> SessionRequest {
+        let mut s = FetchSession::default();
+        let req = PartitionRequest {
+            fetch_offset: 10,
+            current_leader_epoch: 2,
+            max_bytes: 1 << 20,
+        };
+        s.build(BTreeMap::from([
+            (TopicPartition::new("a", 0), req),
+            (TopicPartition::new("a", 1), req),
+            (TopicPartition::new("b", 0), req),
+        ]))
+    }
+
+    #[test]
+    fn names_up_to_v12_ids_from_v13_and_every_version_encodes() {
+        let ids = BTreeMap::from([
+            ("a".to_string(), Uuid([1; 16])),
+            ("b".to_string(), Uuid([2; 16])),
+        ]);
+        let config = FetchConfig::default();
+        let plan = plan();
+        let old = build(12, &config, &plan, &ids, "").expect("v12");
+        assert_eq!(old.topics.len(), 2);
+        assert_eq!(old.topics[0].topic, "a");
+        assert_eq!(old.topics[0].partitions.len(), 2);
+        let new = build(13, &config, &plan, &ids, "").expect("v13");
+        assert_eq!(new.topics[0].topic, "");
+        assert_eq!(new.topics[1].topic_id, Uuid([2; 16]));
+        assert_eq!(new.max_wait_ms, 500);
+        for v in FetchRequest::MIN_VERSION..=FetchRequest::MAX_VERSION {
+            let req = build(v, &config, &plan, &ids, "rack-1").expect("build");
+            let mut buf = BytesMut::new();
+            req.encode(&mut buf, v)
+                .unwrap_or_else(|e| panic!("v{v}: {e}"));
+        }
+        assert_eq!(
+            build(13, &config, &plan, &BTreeMap::new(), ""),
+            Err(MissingTopicId("a".into()))
+        );
+    }
+}

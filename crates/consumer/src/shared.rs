@@ -1,0 +1,90 @@
+//! What the runtime's parts share: the configuration, the subscription state (behind a mutex that
+//! is never held across an `.await`), the fetcher's network client, the wake-up of the fetch loop,
+//! the first fatal error and the telemetry sink.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use mooring_coordinator::Client;
+use tokio::sync::{watch, Notify};
+
+use crate::config::ConsumerConfig;
+use crate::error::ConsumerError;
+use crate::events::{ConsumerEvent, EventSink};
+use crate::subscription::SubscriptionState;
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: ConsumerConfig,
+    subs: Mutex<SubscriptionState>,
+    /// The fetcher's own client: a long-polling Fetch must never queue behind, or ahead of, the
+    /// member's heartbeats on one connection.
+    pub(crate) fetch_client: Client,
+    /// Wakes the fetch loop: assignment, pause/resume, seek, backpressure resume, shutdown.
+    pub(crate) wake: Notify,
+    fatal: Mutex<Option<ConsumerError>>,
+    pub(crate) events: EventSink,
+    /// `true` once shutdown is requested.
+    pub(crate) shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        config: ConsumerConfig,
+        subs: SubscriptionState,
+        fetch_client: Client,
+        events: EventSink,
+    ) -> Self {
+        Shared {
+            config,
+            subs: Mutex::new(subs),
+            fetch_client,
+            wake: Notify::new(),
+            fatal: Mutex::new(None),
+            events,
+            shutdown: watch::Sender::new(false),
+        }
+    }
+
+    /// The subscription state. Never hold the guard across an `.await`.
+    pub(crate) fn subs(&self) -> MutexGuard<'_, SubscriptionState> {
+        self.subs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a fatal error (the first one wins) and stops the consumer.
+    pub(crate) fn fail(&self, error: ConsumerError) {
+        tracing::error!(%error, "consumer stopping on a fatal error");
+        {
+            let mut fatal = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
+            if fatal.is_none() {
+                *fatal = Some(error);
+            }
+        }
+        self.request_shutdown();
+    }
+
+    /// The fatal error, if one happened.
+    pub(crate) fn fatal(&self) -> Option<ConsumerError> {
+        self.fatal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown.send_replace(true);
+        self.wake.notify_one();
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    pub(crate) fn emit(&self, event: ConsumerEvent) {
+        self.events.emit(event);
+    }
+
+    /// Wakes the fetch loop (it also polls every 100 ms, so a missed wake only delays).
+    pub(crate) fn wake(&self) {
+        self.wake.notify_one();
+    }
+}

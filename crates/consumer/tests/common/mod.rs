@@ -1,0 +1,165 @@
+//! Helpers of the consumer's real-broker tests: configs with short session timeouts, a handler
+//! that records every (partition, offset) it sees, and polling with deadlines.
+
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses part of it; a failed unwrap fails the test
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
+use mooring_testkit::Cluster;
+use tokio::task::JoinHandle;
+
+/// Properties every test consumer uses: 6 s session, 1 s heartbeat, fast commits and fetches.
+pub fn props(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = [
+        ("bootstrap.servers", cluster.bootstrap()),
+        ("group.id", group),
+        ("session.timeout.ms", "6000"),
+        ("heartbeat.interval.ms", "1000"),
+        ("max.poll.interval.ms", "20000"),
+        ("retry.backoff.ms", "100"),
+        ("auto.offset.reset", "earliest"),
+        ("auto.commit.interval.ms", "300"),
+        ("fetch.max.wait.ms", "200"),
+        ("mooring.shutdown.timeout.ms", "5000"),
+        ("mooring.revoke.timeout.ms", "5000"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in extra {
+        all.retain(|(key, _)| key != k);
+        all.push((k.to_string(), v.to_string()));
+    }
+    all
+}
+
+pub fn consumer(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Consumer {
+    Consumer::new(ConsumerConfig::from_properties(props(cluster, group, extra)).unwrap()).unwrap()
+}
+
+/// (partition, offset) → (deliveries, value).
+type SeenMap = BTreeMap<(i32, i64), (u32, String)>;
+
+/// Boxed handler future.
+type HandlerFuture = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+/// Every record seen: (partition, offset) → how many times, plus the value.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    inner: Arc<Mutex<SeenMap>>,
+}
+
+impl Seen {
+    pub fn record(&self, record: &ConsumerRecord) {
+        let value = record
+            .value()
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_default();
+        let mut map = self.inner.lock().unwrap();
+        let entry = map
+            .entry((record.partition(), record.offset()))
+            .or_insert((0, value));
+        entry.0 += 1;
+    }
+
+    /// Distinct records seen.
+    pub fn distinct(&self) -> usize {
+        self.inner.lock().unwrap().len()
+    }
+
+    /// Deliveries beyond the first, summed.
+    pub fn duplicates(&self) -> u64 {
+        self.inner
+            .lock()
+            .unwrap()
+            .values()
+            .map(|(n, _)| u64::from(n.saturating_sub(1)))
+            .sum()
+    }
+
+    pub fn partitions_seen(&self) -> Vec<i32> {
+        let mut p: Vec<i32> = self.inner.lock().unwrap().keys().map(|(p, _)| *p).collect();
+        p.dedup();
+        p
+    }
+
+    pub fn count_in(&self, partition: i32) -> usize {
+        self.inner
+            .lock()
+            .unwrap()
+            .keys()
+            .filter(|(p, _)| *p == partition)
+            .count()
+    }
+
+    pub fn offsets(&self) -> Vec<(i32, i64)> {
+        self.inner.lock().unwrap().keys().copied().collect()
+    }
+
+    pub fn values(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .unwrap()
+            .values()
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// A handler that records each record, optionally after `delay`.
+    pub fn handler(
+        &self,
+        delay: Duration,
+    ) -> impl Fn(ConsumerRecord) -> HandlerFuture + Send + Sync + 'static {
+        let seen = self.clone();
+        move |record: ConsumerRecord| {
+            let seen = seen.clone();
+            Box::pin(async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                seen.record(&record);
+                Ok(())
+            })
+        }
+    }
+}
+
+/// Runs `consumer` with a recording handler in its own task.
+pub fn spawn_run(
+    consumer: &Consumer,
+    seen: &Seen,
+    delay: Duration,
+) -> JoinHandle<Result<(), ConsumerError>> {
+    let consumer = consumer.clone();
+    let handler = seen.handler(delay);
+    tokio::spawn(async move { consumer.run(handler).await })
+}
+
+/// Polls `condition` every 50 ms until it holds; panics with `what` after `timeout`.
+pub async fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Shuts the consumer down and returns `run`'s result.
+pub async fn stop(
+    consumer: &Consumer,
+    run: JoinHandle<Result<(), ConsumerError>>,
+) -> Result<(), ConsumerError> {
+    consumer.shutdown_handle().shutdown();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("run returns after shutdown")
+        .expect("run task")
+}

@@ -1,0 +1,100 @@
+//! Consuming against the real broker (`scripts/kafka start`): everything produced is handled
+//! exactly once with commits, a restarted consumer resumes from the committed offsets, and
+//! `auto.offset.reset=none` without commits is a typed error naming the partitions.
+//! Run with `set -a; source <(scripts/kafka env); set +a; cargo test -p mooring-consumer`.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod common;
+
+use std::time::Duration;
+
+use common::{consumer, spawn_run, stop, wait_until, Seen};
+use mooring_consumer::{ConsumerError, TopicPartition};
+use mooring_testkit::{unique, Cluster};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn consumes_everything_once_and_a_restart_resumes_from_the_commits() {
+    let cluster = Cluster::shared();
+    let topic = unique("consume-once");
+    let group = unique("consume-once-g");
+    cluster.create_topic(&topic, 4);
+    assert_eq!(cluster.produce_verifiable(&topic, 2000, 0, &[]), 2000);
+
+    let c = consumer(&cluster, &group, &[("mooring.concurrency", "8")]);
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("2000 records handled", Duration::from_secs(40), || {
+        seen.distinct() >= 2000
+    })
+    .await;
+    stop(&c, run).await.unwrap();
+    let lost = 2000 - seen.distinct();
+    let duplicates = seen.duplicates();
+    println!("first run: lost = {lost}, duplicates = {duplicates}");
+    assert_eq!((lost, duplicates), (0, 0));
+    let mut values = seen.values();
+    values.sort_by_key(|v| v.parse::<u64>().unwrap());
+    assert_eq!(values, (0..2000).map(|v| v.to_string()).collect::<Vec<_>>());
+
+    // A second consumer in the same group starts from the commits: it sees only new records.
+    assert_eq!(cluster.produce_verifiable(&topic, 500, 0, &[]), 500);
+    let c2 = consumer(&cluster, &group, &[]);
+    c2.subscribe([topic.clone()]).unwrap();
+    let seen2 = Seen::default();
+    let run2 = spawn_run(&c2, &seen2, Duration::ZERO);
+    wait_until("500 new records handled", Duration::from_secs(40), || {
+        seen2.distinct() >= 500
+    })
+    .await;
+    // Give a duplicate a chance to show up before stopping.
+    let end: i64 = cluster.end_offsets(&topic).values().sum();
+    assert_eq!(end, 2500);
+    stop(&c2, run2).await.unwrap();
+    let again: Vec<(i32, i64)> = seen2
+        .offsets()
+        .into_iter()
+        .filter(|k| seen.offsets().binary_search(k).is_ok())
+        .collect();
+    println!(
+        "restart: new = {}, re-delivered = {}, duplicates = {}",
+        seen2.distinct(),
+        again.len(),
+        seen2.duplicates()
+    );
+    assert!(
+        again.is_empty(),
+        "records handled again after a clean shutdown: {again:?}"
+    );
+    assert_eq!((seen2.distinct(), seen2.duplicates()), (500, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reset_none_without_commits_names_the_partitions() {
+    let cluster = Cluster::shared();
+    let topic = unique("reset-none");
+    cluster.create_topic(&topic, 2);
+    let c = consumer(
+        &cluster,
+        &unique("reset-none-g"),
+        &[("auto.offset.reset", "none")],
+    );
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("run ends by itself")
+        .unwrap();
+    match result {
+        Err(ConsumerError::NoOffsetForPartition { partitions }) => assert_eq!(
+            partitions,
+            [
+                TopicPartition::new(&topic, 0),
+                TopicPartition::new(&topic, 1)
+            ]
+        ),
+        other => panic!("expected NoOffsetForPartition, got {other:?}"),
+    }
+}
