@@ -32,4 +32,6 @@ pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GRO
 pub use consumer::{Consumer, ConsumerRebalanceListener, ShutdownHandle};
 pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
+/// The group member's event types that [`ConsumerEvent::Group`] carries.
+pub use mooring_coordinator::group::{GroupEvent, GroupEventKind, RebalanceCause};
 pub use topic_partition::TopicPartition;

@@ -27,8 +27,8 @@
 //!
 //! # How it runs
 //! `run` starts the group member (on its own network client: heartbeats never queue behind a
-//! long-polling Fetch), the fetcher (see [`crate::fetcher`'s docs](crate::processing) for the
-//! engine it feeds) and the processing engine, and returns after shutdown. While it runs, other
+//! long-polling Fetch), the [fetcher](crate::fetcher) and the [processing engine](crate::processing)
+//! it feeds, and returns after shutdown. While it runs, other
 //! tasks use clones of the same `Consumer` to `pause`, `resume`, `seek`, `commit` or shut down.
 //!
 //! # Commits
@@ -39,7 +39,7 @@
 //! finished work before the rebalance goes on, and shutdown commits everything that finished.
 //!
 //! # Rebalances
-//! See [`rebalance`](self) below: on revoke the partitions stop, drain (bounded) and commit, then
+//! On revoke the partitions stop, drain (bounded) and commit, then
 //! the application's [`ConsumerRebalanceListener::revoked`] runs; on assign the positions are
 //! initialised, then [`ConsumerRebalanceListener::assigned`] runs; on loss nothing is committed.
 //! Cooperative rebalances touch only the partitions that move.

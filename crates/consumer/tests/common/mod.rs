@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mooring_consumer::processing::ConsumerRecord;
-use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
+use mooring_consumer::{
+    Consumer, ConsumerConfig, ConsumerError, ConsumerRebalanceListener, TopicPartition,
+};
 use mooring_testkit::Cluster;
 use tokio::task::JoinHandle;
 
@@ -52,6 +54,8 @@ type HandlerFuture = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> +
 #[derive(Debug, Clone, Default)]
 pub struct Seen {
     inner: Arc<Mutex<SeenMap>>,
+    /// When each delivery happened, with its partition.
+    log: Arc<Mutex<Vec<(tokio::time::Instant, i32)>>>,
 }
 
 impl Seen {
@@ -65,6 +69,26 @@ impl Seen {
             .entry((record.partition(), record.offset()))
             .or_insert((0, value));
         entry.0 += 1;
+        drop(map);
+        self.log
+            .lock()
+            .unwrap()
+            .push((tokio::time::Instant::now(), record.partition()));
+    }
+
+    /// Deliveries of `partitions` between `from` and `to`.
+    pub fn handled_between(
+        &self,
+        partitions: &[i32],
+        from: tokio::time::Instant,
+        to: tokio::time::Instant,
+    ) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(at, p)| *at >= from && *at <= to && partitions.contains(p))
+            .count()
     }
 
     /// Distinct records seen.
@@ -162,4 +186,52 @@ pub async fn stop(
         .await
         .expect("run returns after shutdown")
         .expect("run task")
+}
+
+/// What a rebalance listener was told, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    Assigned(Vec<TopicPartition>),
+    Revoked(Vec<TopicPartition>),
+    Lost(Vec<TopicPartition>),
+}
+
+/// A listener that records its calls with their time.
+#[derive(Debug, Clone, Default)]
+pub struct Calls {
+    pub calls: Arc<Mutex<Vec<(tokio::time::Instant, Call)>>>,
+}
+
+impl Calls {
+    pub fn all(&self) -> Vec<Call> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
+    pub fn timed(&self) -> Vec<(tokio::time::Instant, Call)> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn push(&self, call: Call) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((tokio::time::Instant::now(), call));
+    }
+}
+
+impl ConsumerRebalanceListener for Calls {
+    async fn assigned(&self, partitions: Vec<TopicPartition>) {
+        self.push(Call::Assigned(partitions));
+    }
+    async fn revoked(&self, partitions: Vec<TopicPartition>) {
+        self.push(Call::Revoked(partitions));
+    }
+    async fn lost(&self, partitions: Vec<TopicPartition>) {
+        self.push(Call::Lost(partitions));
+    }
 }
