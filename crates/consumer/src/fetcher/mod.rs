@@ -203,8 +203,10 @@ impl<H: Handler> Fetcher<H> {
             }
             let session = self.sessions.entry(node).or_default();
             let plan = session.build(wanted);
+            // Every partition of the session, not only those listed: an incremental answer
+            // carries any of them (by topic id from v13).
             let ids: BTreeMap<String, Uuid> = plan
-                .to_send
+                .session
                 .keys()
                 .chain(&plan.to_forget)
                 .filter_map(|tp| {

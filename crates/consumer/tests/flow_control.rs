@@ -1,0 +1,129 @@
+//! Flow control against the real broker: a paused partition receives nothing until resumed, and a
+//! handler slower than the session timeout does not get the member kicked out (heartbeats run on
+//! their own task and never wait on handlers).
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{consumer, spawn_run, stop, wait_until, Seen};
+use mooring_consumer::{ConsumerEvent, GroupEventKind, TopicPartition};
+use mooring_testkit::{unique, Cluster};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_paused_partition_receives_nothing_until_resumed() {
+    let cluster = Cluster::shared();
+    let topic = unique("pause");
+    cluster.create_topic(&topic, 2);
+    let c = consumer(&cluster, &unique("pause-g"), &[]);
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    let (p0, p1) = (
+        TopicPartition::new(&topic, 0),
+        TopicPartition::new(&topic, 1),
+    );
+    wait_until(
+        "both partitions assigned with positions",
+        Duration::from_secs(30),
+        || c.position(&p0).is_some() && c.position(&p1).is_some(),
+    )
+    .await;
+    c.pause([p0.clone()]).unwrap();
+    assert_eq!(c.paused(), std::slice::from_ref(&p0));
+
+    // Keys spread the records over both partitions.
+    assert_eq!(cluster.produce_verifiable(&topic, 400, 20, &[]), 400);
+    let ends = cluster.end_offsets(&topic);
+    let (e0, e1) = (ends[&0] as usize, ends[&1] as usize);
+    assert!(e0 > 0 && e1 > 0, "records in both partitions: {ends:?}");
+    // Partition 1 is fetched to its end: fetch rounds over the same broker and session have
+    // passed while partition 0 stayed paused.
+    wait_until("partition 1 consumed", Duration::from_secs(30), || {
+        seen.count_in(1) == e1 && c.position(&p1) == Some(e1 as i64)
+    })
+    .await;
+    assert_eq!(seen.count_in(0), 0, "the paused partition received records");
+    assert_eq!(c.position(&p0), Some(0));
+
+    c.resume([p0.clone()]).unwrap();
+    assert!(c.paused().is_empty());
+    wait_until(
+        "partition 0 consumed after resume",
+        Duration::from_secs(30),
+        || seen.count_in(0) == e0,
+    )
+    .await;
+    stop(&c, run).await.unwrap();
+    let (lost, duplicates) = (400 - seen.distinct(), seen.duplicates());
+    println!("pause/resume: p0 = {e0}, p1 = {e1}, lost = {lost}, duplicates = {duplicates}");
+    assert_eq!((lost, duplicates), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_handler_slower_than_the_session_timeout_keeps_the_membership() {
+    let cluster = Cluster::shared();
+    let topic = unique("slow");
+    cluster.create_topic(&topic, 1);
+    let c = consumer(&cluster, &unique("slow-g"), &[]);
+    let events = c.events().unwrap();
+    let log = collect(events);
+    c.subscribe([topic.clone()]).unwrap();
+    let tp = TopicPartition::new(&topic, 0);
+    let seen = Seen::default();
+    // 8 s per record: longer than session.timeout.ms (6 s), shorter than max.poll.interval.ms.
+    let run = spawn_run(&c, &seen, Duration::from_secs(8));
+    wait_until("assigned", Duration::from_secs(30), || {
+        c.position(&tp).is_some()
+    })
+    .await;
+    let generation = c.member_state().unwrap().generation;
+    assert_eq!(cluster.produce_verifiable(&topic, 2, 0, &[]), 2);
+    wait_until("both slow records handled", Duration::from_secs(40), || {
+        seen.distinct() == 2
+    })
+    .await;
+    let state = c.member_state().unwrap();
+    stop(&c, run).await.unwrap();
+    let log = log.lock().unwrap().clone();
+    let heartbeats = log
+        .iter()
+        .filter(|k| matches!(k, GroupEventKind::Heartbeat { error: None, .. }))
+        .count();
+    let rebalances = log
+        .iter()
+        .filter(|k| matches!(k, GroupEventKind::RebalanceStarted { .. }))
+        .count();
+    let lost = log
+        .iter()
+        .any(|k| matches!(k, GroupEventKind::PartitionsLost { .. }));
+    println!(
+        "slow handler: generation {generation} → {}, heartbeats ok = {heartbeats}, rebalances = {rebalances}",
+        state.generation
+    );
+    assert_eq!(
+        state.generation, generation,
+        "the member rejoined: {log:#?}"
+    );
+    assert_eq!(rebalances, 1, "only the first join: {log:#?}");
+    assert!(!lost, "partitions lost: {log:#?}");
+    assert!(heartbeats >= 10, "heartbeats kept flowing: {heartbeats}");
+    assert_eq!(seen.duplicates(), 0);
+}
+
+/// Keeps the group events of a consumer's telemetry.
+fn collect(mut events: mooring_consumer::ConsumerEvents) -> Arc<Mutex<Vec<GroupEventKind>>> {
+    let out = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&out);
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if let ConsumerEvent::Group(e) = event {
+                log.lock().unwrap().push(e.kind);
+            }
+        }
+    });
+    out
+}
