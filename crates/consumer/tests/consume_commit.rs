@@ -98,3 +98,132 @@ async fn reset_none_without_commits_names_the_partitions() {
         other => panic!("expected NoOffsetForPartition, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn commit_by_hand_then_seek_back_to_the_beginning() {
+    let cluster = Cluster::shared();
+    let topic = unique("manual-commit");
+    cluster.create_topic(&topic, 2);
+    assert_eq!(cluster.produce_verifiable(&topic, 300, 10, &[]), 300);
+    let ends = cluster.end_offsets(&topic);
+    let c = consumer(
+        &cluster,
+        &unique("manual-commit-g"),
+        &[("enable.auto.commit", "false")],
+    );
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("300 records handled", Duration::from_secs(30), || {
+        seen.distinct() == 300
+    })
+    .await;
+    let tps: Vec<TopicPartition> = (0..2).map(|p| TopicPartition::new(&topic, p)).collect();
+    assert!(
+        tps.iter().all(|tp| c.committed(tp).is_none()),
+        "nothing committed without auto-commit"
+    );
+    c.commit().await.unwrap();
+    for tp in &tps {
+        assert_eq!(c.committed(tp), Some(ends[&tp.partition]), "{tp}");
+    }
+
+    // Back to the beginning: every record is handled a second time.
+    c.seek_to_beginning(tps.clone()).unwrap();
+    wait_until(
+        "every record handled twice",
+        Duration::from_secs(30),
+        || seen.duplicates() == 300,
+    )
+    .await;
+    stop(&c, run).await.unwrap();
+    assert_eq!((seen.distinct(), seen.duplicates()), (300, 300));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_static_member_restarts_without_a_rebalance() {
+    let cluster = Cluster::shared();
+    let topic = unique("static");
+    let group = unique("static-g");
+    cluster.create_topic(&topic, 2);
+    assert_eq!(cluster.produce_verifiable(&topic, 100, 0, &[]), 100);
+    let extra = [("group.instance.id", "pod-0")];
+    let c = consumer(&cluster, &group, &extra);
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("100 records handled", Duration::from_secs(30), || {
+        seen.distinct() == 100
+    })
+    .await;
+    let before = c.member_state().unwrap();
+    stop(&c, run).await.unwrap();
+    // No LeaveGroup: the coordinator still counts the member.
+    let state = cluster.group_state(&group).expect("group exists");
+    assert_eq!(state.members, 1, "{state:?}");
+
+    assert_eq!(cluster.produce_verifiable(&topic, 50, 0, &[]), 50);
+    let c2 = consumer(&cluster, &group, &extra);
+    c2.subscribe([topic.clone()]).unwrap();
+    let seen2 = Seen::default();
+    let run2 = spawn_run(&c2, &seen2, Duration::ZERO);
+    wait_until("50 new records handled", Duration::from_secs(30), || {
+        seen2.distinct() == 50
+    })
+    .await;
+    let after = c2.member_state().unwrap();
+    stop(&c2, run2).await.unwrap();
+    println!(
+        "static restart: generation {} → {}, re-delivered = {}",
+        before.generation,
+        after.generation,
+        seen2.distinct() - 50
+    );
+    assert_eq!(
+        after.generation, before.generation,
+        "the restart rebalanced"
+    );
+    assert_eq!(after.assignment, before.assignment);
+    assert_eq!(seen2.duplicates(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pattern_subscription_consumes_every_matching_topic() {
+    let cluster = Cluster::shared();
+    let prefix = unique("pattern");
+    let (t1, t2) = (format!("{prefix}-a"), format!("{prefix}-b"));
+    cluster.create_topic(&t1, 2);
+    cluster.create_topic(&t2, 1);
+    cluster.create_topic(&format!("x{prefix}-c"), 1); // does not match: the whole name must
+    assert_eq!(cluster.produce_verifiable(&t1, 100, 0, &[]), 100);
+    assert_eq!(cluster.produce_verifiable(&t2, 50, 0, &[]), 50);
+    assert_eq!(
+        cluster.produce_verifiable(&format!("x{prefix}-c"), 10, 0, &[]),
+        10
+    );
+    let c = consumer(&cluster, &unique("pattern-g"), &[]);
+    c.subscribe_pattern(&format!("{}-.*", regex_escape(&prefix)))
+        .unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("150 records handled", Duration::from_secs(30), || {
+        seen.distinct() >= 150
+    })
+    .await;
+    let assigned: Vec<String> = c.assignment().into_iter().map(|tp| tp.topic).collect();
+    stop(&c, run).await.unwrap();
+    assert_eq!(assigned, [t1.clone(), t1, t2]);
+    assert_eq!((seen.distinct(), seen.duplicates()), (150, 0));
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                vec![c]
+            } else {
+                vec!['\\', c]
+            }
+        })
+        .collect()
+}

@@ -1,5 +1,7 @@
 //! Commits: the processing engine's committable offsets (never past an unfinished record) of the
-//! partitions this member still owns, skipping those already committed at that offset. Commits
+//! partitions this member still owns, only where they are above the offset committed before
+//! (commits only move forward: after a seek backwards the committed offset stays until processing
+//! passes it again). Commits
 //! are serialized (an async mutex, held across the OffsetCommit on purpose), so an older offset
 //! can never land after a newer one.
 
@@ -49,8 +51,10 @@ pub(crate) async fn commit_offsets(
         offsets
             .into_iter()
             .filter(|(tp, offset)| {
+                // Forward only: a snapshot taken before a revoke's (newer) commit must not
+                // move the committed offset back.
                 subs.partition(tp)
-                    .is_some_and(|s| s.committed().is_none_or(|c| c.offset != *offset))
+                    .is_some_and(|s| s.committed().is_none_or(|c| c.offset < *offset))
             })
             .collect()
     };

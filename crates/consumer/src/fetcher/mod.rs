@@ -115,7 +115,13 @@ impl<H: Handler> Fetcher<H> {
                 Some(joined) = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     match joined {
                         Ok(outcome) => self.handle(outcome),
-                        Err(e) => tracing::error!(error = %e, "fetch task failed"),
+                        Err(e) => {
+                            tracing::error!(error = %e, "fetch task failed");
+                            // The node is unknown; free every node with nothing in flight.
+                            if self.in_flight.is_empty() {
+                                self.busy.clear();
+                            }
+                        }
                     }
                 }
                 _ = wake => {}
