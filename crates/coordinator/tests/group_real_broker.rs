@@ -1,7 +1,13 @@
 //! The group member against the real broker (`scripts/kafka`), through the real `Client`:
 //! our members alone for every assignor, static membership (restart within the session timeout,
 //! two processes with one instance id), cooperative rebalances that move only what must move.
-//! Assignments are checked against Kafka's own view (`ConsumerGroupCommand --describe --members`).
+//! Assignments are checked against Kafka's own view (`ConsumerGroupCommand --describe --members`),
+//! offsets against `--describe --offsets`; a member follows its coordinator to another node of a
+//! three-node cluster.
+//!
+//! The tests run on a multi-threaded runtime: Kafka's tools run as blocking child processes (a JVM
+//! each, seconds on a loaded machine), and on a single-threaded runtime they would hold up the
+//! members' heartbeats past the session timeout.
 //! Run with the shared cluster up:
 //! `set -a; source <(scripts/kafka env); set +a; cargo test -p mooring-coordinator --test group_real_broker`.
 
@@ -130,36 +136,6 @@ async fn settle_agreed(
     }
 }
 
-/// Kafka's view (ConsumerGroupCommand) of member id → partitions equals ours.
-async fn kafka_agrees(cluster: &Cluster, group: &str, topic: &str, snaps: &[MemberSnapshot]) {
-    let ours: BTreeMap<String, BTreeSet<i32>> = snaps
-        .iter()
-        .map(|s| {
-            (
-                s.member_id.clone(),
-                s.assignment.iter().map(|tp| tp.partition).collect(),
-            )
-        })
-        .collect();
-    let mut last = BTreeMap::new();
-    for _ in 0..30 {
-        let theirs: BTreeMap<String, BTreeSet<i32>> = cluster
-            .describe_members(group)
-            .into_iter()
-            .map(|m| {
-                let parts = m.assignment.get(topic).cloned().unwrap_or_default();
-                (m.consumer_id, parts.into_iter().collect())
-            })
-            .collect();
-        if theirs == ours {
-            return;
-        }
-        last = theirs;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    panic!("ConsumerGroupCommand sees {last:?}, we have {ours:?}");
-}
-
 async fn three_members_settle(strategy: &str) {
     let cluster = Cluster::shared();
     let topic = unique("group-three");
@@ -171,38 +147,37 @@ async fn three_members_settle(strategy: &str) {
     for m in [&a, &b, &c] {
         m.subscribe([topic.clone()]).await.unwrap();
     }
-    let snaps = settle(&[&a, &b, &c], &topic).await;
+    let snaps = settle_agreed(&cluster, &group, &[&a, &b, &c], &topic).await;
     assert!(snaps
         .iter()
         .all(|s| s.protocol_name.as_deref() == Some(strategy)));
     assert_eq!(snaps.iter().filter(|s| s.is_leader()).count(), 1);
-    kafka_agrees(&cluster, &group, &topic, &snaps).await;
     for m in [&a, &b, &c] {
         m.close().await.unwrap();
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_members_range() {
     three_members_settle("range").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_members_roundrobin() {
     three_members_settle("roundrobin").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_members_sticky() {
     three_members_settle("sticky").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_members_cooperative_sticky() {
     three_members_settle("cooperative-sticky").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cooperative_fourth_member_revokes_only_what_moves() {
     let cluster = Cluster::shared();
     let topic = unique("group-coop");
@@ -251,13 +226,12 @@ async fn cooperative_fourth_member_revokes_only_what_moves() {
             "member {i} gained nothing"
         );
     }
-    kafka_agrees(&cluster, &group, &topic, &after).await;
     for m in all {
         m.close().await.unwrap();
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn static_member_restart_keeps_generation_and_assignment() {
     let cluster = Cluster::shared();
     let topic = unique("group-static");
@@ -280,7 +254,7 @@ async fn static_member_restart_keeps_generation_and_assignment() {
     b2.leave().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_members_with_one_instance_id_the_older_is_fenced() {
     let cluster = Cluster::shared();
     let topic = unique("group-fenced");
@@ -352,7 +326,7 @@ fn offset_for(p: i32, base: i64) -> OffsetAndMetadata {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commits_read_back_and_match_consumer_group_command() {
     let cluster = Cluster::shared();
     let topic = unique("group-commit");
@@ -470,7 +444,7 @@ impl RebalanceListener for CommitKeptOnRevoke {
     async fn lost(&self, _: Vec<TopicPartition>) {}
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cooperative_commit_of_kept_partitions_during_a_rebalance() {
     let cluster = Cluster::shared();
     let topic = unique("group-coop-commit");
@@ -540,4 +514,89 @@ async fn cooperative_commit_of_kept_partitions_during_a_rebalance() {
     for m in all {
         m.close().await.unwrap();
     }
+}
+
+// ---- coordinator failover (three nodes) ----------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn member_follows_its_coordinator_to_another_node() {
+    // Internal topics there have RF 3, so the group's offsets partition gets a new leader.
+    let cluster = Cluster::dedicated("t-member-failover", 3, 33000);
+    let topic = unique("group-failover");
+    let group = unique("g-failover");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let transport = client(&cluster).await;
+    let member = GroupMember::spawn(
+        Arc::clone(&transport),
+        config(&group, "range", None),
+        NoopListener,
+    )
+    .unwrap();
+    let mut events = member.take_events().unwrap();
+    member.subscribe([topic.clone()]).await.unwrap();
+    let before = settle(&[&member], &topic).await.remove(0);
+    let old = cluster
+        .group_state(&group)
+        .expect("Kafka knows the group")
+        .coordinator_id;
+    assert_eq!(transport.cached_coordinator(&group), Some(old));
+    while events.try_recv().is_ok() {}
+
+    let killed = tokio::time::Instant::now();
+    cluster.kill(usize::try_from(old).unwrap());
+
+    // The member finds the new coordinator and ends Stable with every partition, and Kafka (asked
+    // through the two live nodes) sees it there.
+    let deadline = killed + Duration::from_secs(60);
+    let (after, new) = loop {
+        let snap = member.state();
+        let moved = transport
+            .cached_coordinator(&group)
+            .filter(|node| *node != old);
+        if let (Some(new), MemberState::Stable, true) = (
+            moved,
+            &snap.state,
+            snap.assignment.len() == PARTITIONS as usize,
+        ) {
+            let kafka = cluster.group_state(&group);
+            if kafka
+                .as_ref()
+                .is_some_and(|k| k.coordinator_id == new && k.state == "Stable" && k.members == 1)
+                && member.state() == snap
+            {
+                break (snap, new);
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no recovery within 60 s: {snap:#?}, Kafka: {:?}",
+            cluster.group_state(&group)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let took = killed.elapsed();
+    assert_eq!(after.assignment, before.assignment);
+    assert_eq!(after.member_id, before.member_id, "membership kept");
+
+    let mut rebalances = 0;
+    let mut heartbeat_errors = 0;
+    while let Ok(e) = events.try_recv() {
+        match e.kind {
+            GroupEventKind::RebalanceStarted { .. } => rebalances += 1,
+            GroupEventKind::Heartbeat { error: Some(_), .. } => heartbeat_errors += 1,
+            _ => {}
+        }
+    }
+    eprintln!(
+        "coordinator {old} -> {new} in {took:?}: {rebalances} rebalance(s), {heartbeat_errors} \
+         failed heartbeat(s), generation {} -> {}",
+        before.generation, after.generation
+    );
+    assert!(rebalances <= 1, "{rebalances} rebalances");
+    assert_eq!(
+        after.generation - before.generation,
+        rebalances,
+        "a generation per rebalance"
+    );
+    member.close().await.unwrap();
 }

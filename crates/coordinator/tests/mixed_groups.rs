@@ -372,22 +372,22 @@ async fn mixed_group(strategy: Strategy, leader: Leader) {
     drop(peers); // kills the Java and Python processes
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_range_ours_leads() {
     mixed_group(Strategy::Range, Leader::Ours).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_range_java_leads() {
     mixed_group(Strategy::Range, Leader::Java).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_cooperative_sticky_ours_leads() {
     mixed_group(Strategy::CooperativeSticky, Leader::Ours).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_cooperative_sticky_java_leads() {
     mixed_group(Strategy::CooperativeSticky, Leader::Java).await;
 }
