@@ -29,7 +29,7 @@ pub mod subscription;
 mod topic_partition;
 
 pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GROUP_KEYS};
-pub use consumer::{Consumer, ConsumerRebalanceListener, ShutdownHandle};
+pub use consumer::{Consumer, ConsumerRebalanceListener, Delivery, RecordStream, ShutdownHandle};
 pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
 /// The group member's event types that [`ConsumerEvent::Group`] carries.

@@ -127,3 +127,50 @@ fn collect(mut events: mooring_consumer::ConsumerEvents) -> Arc<Mutex<Vec<GroupE
     });
     out
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn records_as_a_stream_with_acknowledgements() {
+    let cluster = Cluster::shared();
+    let topic = unique("stream");
+    cluster.create_topic(&topic, 2);
+    assert_eq!(cluster.produce_verifiable(&topic, 200, 10, &[]), 200);
+    let c = consumer(&cluster, &unique("stream-g"), &[]);
+    c.subscribe([topic.clone()]).unwrap();
+    let (mut records, run) = c.stream();
+    let running = tokio::spawn(run);
+    let seen = Seen::default();
+    while seen.distinct() < 200 {
+        let delivery = tokio::time::timeout(Duration::from_secs(30), records.next())
+            .await
+            .expect("a record within 30 s")
+            .expect("the stream is open");
+        seen.record(delivery.record());
+        delivery.ack();
+    }
+    let ends = cluster.end_offsets(&topic);
+    let tps: Vec<TopicPartition> = (0..2).map(|p| TopicPartition::new(&topic, p)).collect();
+    wait_until(
+        "auto-commit of everything acknowledged",
+        Duration::from_secs(30),
+        || {
+            tps.iter()
+                .all(|tp| c.committed(tp) == Some(ends[&tp.partition]))
+        },
+    )
+    .await;
+    c.shutdown_handle().shutdown();
+    // The stream ends (None) once the consumer has stopped; nothing more arrives meanwhile.
+    let more = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut more = 0;
+        while let Some(delivery) = records.next().await {
+            seen.record(delivery.record());
+            more += 1;
+        }
+        more
+    })
+    .await
+    .expect("the stream ends after shutdown");
+    assert_eq!(more, 0);
+    running.await.unwrap().unwrap();
+    assert_eq!((seen.distinct(), seen.duplicates()), (200, 0));
+}

@@ -53,9 +53,11 @@ mod listener;
 mod rebalance;
 mod run;
 mod shutdown;
+mod stream;
 
 pub use listener::ConsumerRebalanceListener;
 pub use shutdown::ShutdownHandle;
+pub use stream::{Delivery, RecordStream};
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -249,6 +251,20 @@ impl Consumer {
             ));
         }
         run::run(&self.inner, handler).await
+    }
+
+    /// Runs the consumer with the records as a stream instead of a handler: returns the stream
+    /// and the future to drive (spawn it, or poll it alongside). See [`Delivery`] for when a
+    /// record counts as finished.
+    pub fn stream(
+        &self,
+    ) -> (
+        RecordStream,
+        impl std::future::Future<Output = Result<(), ConsumerError>> + Send + 'static,
+    ) {
+        let (handler, records) = stream::channel(self.shared().config.processing.concurrency);
+        let consumer = self.clone();
+        (records, async move { consumer.run(handler).await })
     }
 
     /// Pauses these assigned partitions: nothing more is fetched (or handed out) until `resume`.
