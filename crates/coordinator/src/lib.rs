@@ -18,6 +18,11 @@ pub mod group;
 pub mod metadata;
 pub mod transport;
 
+/// The README's examples, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use client::Client;
 pub use config::ClientConfig;
 pub use error::{Error, Result};
