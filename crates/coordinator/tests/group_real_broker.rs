@@ -275,10 +275,18 @@ async fn two_members_with_one_instance_id_the_older_is_fenced() {
     .await
     .unwrap()
     .unwrap();
-    let mut told = false;
-    while let Ok(e) = old_events.try_recv() {
-        told |= matches!(e.kind, GroupEventKind::Fenced { ref instance_id, retry_in: None, .. } if instance_id == "twin");
-    }
+    // The event follows the state change (on a multi-threaded runtime we may look in between).
+    let told = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(e) = old_events.recv().await {
+            if matches!(e.kind, GroupEventKind::Fenced { ref instance_id, retry_in: None, .. } if instance_id == "twin")
+            {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or(false);
     assert!(told, "the fenced member was told");
     // It does not fight: the new one stays stable with everything for a while.
     let generation = new.state().generation;
