@@ -74,3 +74,36 @@ pub(crate) async fn commit_offsets(
     }
     Ok(())
 }
+
+impl super::Consumer {
+    /// Commits these offsets (per partition, the next offset to read), as Java's
+    /// `commitSync(offsets)`: the caller vouches that the records before them are processed, which
+    /// [`commit`](super::Consumer::commit) checks for itself. Only partitions still assigned, and
+    /// offsets above their last commit, are sent. Returns the given offsets that are committed
+    /// now (leaving out the partitions no longer assigned).
+    pub async fn commit_offsets(
+        &self,
+        offsets: impl IntoIterator<Item = (TopicPartition, i64)>,
+    ) -> Result<BTreeMap<TopicPartition, i64>, ConsumerError> {
+        let running = self
+            .inner
+            .running()
+            .ok_or(ConsumerError::Running("the consumer is not running"))?;
+        let member = running.member.ok_or(ConsumerError::NoGroup("commit"))?;
+        let shared = &self.inner.shared;
+        if shared.subs().mode() == crate::subscription::SubscriptionMode::ManualAssign {
+            return Err(ConsumerError::NoGroup("commit with manual assignment"));
+        }
+        let offsets: BTreeMap<TopicPartition, i64> = offsets.into_iter().collect();
+        commit_offsets(shared, &member, &self.inner.commits, offsets.clone()).await?;
+        let subs = shared.subs();
+        Ok(offsets
+            .into_iter()
+            .filter(|(tp, offset)| {
+                subs.partition(tp)
+                    .and_then(|s| s.committed())
+                    .is_some_and(|c| c.offset == *offset)
+            })
+            .collect())
+    }
+}
