@@ -2,6 +2,7 @@
 //! is never held across an `.await`), the fetcher's network client, the wake-up of the fetch loop,
 //! the first fatal error and the telemetry sink.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use mooring_coordinator::Client;
@@ -25,6 +26,9 @@ pub(crate) struct Shared {
     pub(crate) events: EventSink,
     /// `true` once shutdown is requested.
     pub(crate) shutdown: watch::Sender<bool>,
+    /// Bumped by every assignment change, so a committed-offset look-up that a rebalance
+    /// overtook is not applied to the new assignment.
+    assignment_epoch: AtomicU64,
 }
 
 impl Shared {
@@ -42,12 +46,23 @@ impl Shared {
             fatal: Mutex::new(None),
             events,
             shutdown: watch::Sender::new(false),
+            assignment_epoch: AtomicU64::new(0),
         }
     }
 
     /// The subscription state. Never hold the guard across an `.await`.
     pub(crate) fn subs(&self) -> MutexGuard<'_, SubscriptionState> {
         self.subs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The assignment epoch (see the field).
+    pub(crate) fn assignment_epoch(&self) -> u64 {
+        self.assignment_epoch.load(Ordering::SeqCst)
+    }
+
+    /// The assignment changed (assign, revoke, loss).
+    pub(crate) fn assignment_changed(&self) {
+        self.assignment_epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Records a fatal error (the first one wins) and stops the consumer.

@@ -191,6 +191,7 @@ impl Consumer {
         &self,
         partitions: impl IntoIterator<Item = TopicPartition>,
     ) -> Result<(), ConsumerError> {
+        self.shared().assignment_changed();
         let (before, after) = {
             let mut subs = self.shared().subs();
             let before: BTreeSet<TopicPartition> = subs.assigned_partitions().into_iter().collect();

@@ -99,6 +99,7 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
                 tracing::warn!(error = %e, "commit of revoked partitions failed");
             }
         }
+        self.shared.assignment_changed();
         self.shared.subs().revoke(&tps);
         self.shared.wake();
         if let Some(user) = &self.user {
@@ -107,6 +108,9 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
     }
 
     async fn assigned(&self, partitions: Vec<GroupTp>) {
+        // Bumped before the change: a look-up that checks it under the state's lock never
+        // applies old answers to new partitions.
+        self.shared.assignment_changed();
         let tps = self.assign(&convert(partitions));
         self.engine.add_partitions(tps.iter().cloned());
         let member = self.member.get();
@@ -132,6 +136,7 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
         let tps = convert(partitions);
         let discarded = self.engine.drop_partitions(tps.iter().cloned());
         tracing::info!(partitions = ?tps, discarded, "partitions lost");
+        self.shared.assignment_changed();
         self.shared.subs().revoke(&tps);
         self.shared.wake();
         if let Some(user) = &self.user {

@@ -74,6 +74,7 @@ pub(crate) struct Fetcher<H: Handler> {
     busy: BTreeSet<i32>,
     backoff_until: HashMap<i32, Instant>,
     refresh_metadata: bool,
+    refresh_retry_at: Option<Instant>,
     positions_retry_at: Option<Instant>,
 }
 
@@ -92,6 +93,7 @@ impl<H: Handler> Fetcher<H> {
             busy: BTreeSet::new(),
             backoff_until: HashMap::new(),
             refresh_metadata: true,
+            refresh_retry_at: None,
             positions_retry_at: None,
         }
     }
@@ -150,6 +152,9 @@ impl<H: Handler> Fetcher<H> {
     }
 
     async fn refresh(&mut self) {
+        if self.refresh_retry_at.is_some_and(|t| Instant::now() < t) {
+            return;
+        }
         let topics: Vec<String> = self
             .shared
             .subs()
@@ -163,8 +168,14 @@ impl<H: Handler> Fetcher<H> {
             return;
         }
         match self.shared.fetch_client.refresh_topics(&topics).await {
-            Ok(_) => self.refresh_metadata = false,
-            Err(e) => tracing::warn!(error = %e, "metadata refresh for fetching failed"),
+            Ok(_) => {
+                self.refresh_metadata = false;
+                self.refresh_retry_at = None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "metadata refresh for fetching failed");
+                self.refresh_retry_at = Some(Instant::now() + self.retry_backoff());
+            }
         }
     }
 

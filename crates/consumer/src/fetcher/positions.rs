@@ -36,6 +36,7 @@ pub(crate) async fn initialize(
 ) -> Result<(), ConsumerError> {
     let initializing = shared.subs().initializing_partitions();
     if let (false, Some(member)) = (initializing.is_empty(), member) {
+        let epoch = shared.assignment_epoch();
         let found = member
             .committed(initializing.iter().cloned().map(GroupTp::from))
             .await?;
@@ -52,7 +53,12 @@ pub(crate) async fn initialize(
             });
             (TopicPartition::from(tp), committed)
         });
-        shared.subs().apply_committed_offsets(found);
+        let mut subs = shared.subs();
+        // A rebalance in between may have committed newer offsets: look again next round.
+        if shared.assignment_epoch() != epoch {
+            return Ok(());
+        }
+        subs.apply_committed_offsets(found);
     }
     let request = shared
         .subs()

@@ -44,8 +44,8 @@ pub fn consumer(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Consu
     Consumer::new(ConsumerConfig::from_properties(props(cluster, group, extra)).unwrap()).unwrap()
 }
 
-/// (partition, offset) → (deliveries, value).
-type SeenMap = BTreeMap<(i32, i64), (u32, String)>;
+/// (topic, partition, offset) → (deliveries, value).
+type SeenMap = BTreeMap<(String, i32, i64), (u32, String)>;
 
 /// Boxed handler future.
 type HandlerFuture = std::pin::Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
@@ -66,7 +66,11 @@ impl Seen {
             .unwrap_or_default();
         let mut map = self.inner.lock().unwrap();
         let entry = map
-            .entry((record.partition(), record.offset()))
+            .entry((
+                record.topic().to_owned(),
+                record.partition(),
+                record.offset(),
+            ))
             .or_insert((0, value));
         entry.0 += 1;
         drop(map);
@@ -107,7 +111,14 @@ impl Seen {
     }
 
     pub fn partitions_seen(&self) -> Vec<i32> {
-        let mut p: Vec<i32> = self.inner.lock().unwrap().keys().map(|(p, _)| *p).collect();
+        let mut p: Vec<i32> = self
+            .inner
+            .lock()
+            .unwrap()
+            .keys()
+            .map(|(_, p, _)| *p)
+            .collect();
+        p.sort_unstable();
         p.dedup();
         p
     }
@@ -117,12 +128,12 @@ impl Seen {
             .lock()
             .unwrap()
             .keys()
-            .filter(|(p, _)| *p == partition)
+            .filter(|(_, p, _)| *p == partition)
             .count()
     }
 
-    pub fn offsets(&self) -> Vec<(i32, i64)> {
-        self.inner.lock().unwrap().keys().copied().collect()
+    pub fn offsets(&self) -> Vec<(String, i32, i64)> {
+        self.inner.lock().unwrap().keys().cloned().collect()
     }
 
     pub fn values(&self) -> Vec<String> {
