@@ -76,6 +76,7 @@ pub(crate) struct Fetcher<H: Handler> {
     refresh_metadata: bool,
     refresh_retry_at: Option<Instant>,
     positions_retry_at: Option<Instant>,
+    positions_task: Option<tokio::task::JoinHandle<Result<(), ConsumerError>>>,
 }
 
 impl<H: Handler> Fetcher<H> {
@@ -95,6 +96,7 @@ impl<H: Handler> Fetcher<H> {
             refresh_metadata: true,
             refresh_retry_at: None,
             positions_retry_at: None,
+            positions_task: None,
         }
     }
 
@@ -107,7 +109,7 @@ impl<H: Handler> Fetcher<H> {
     pub(crate) async fn run(mut self) {
         let mut shutdown = self.shared.shutdown.subscribe();
         while !self.shared.is_shutting_down() {
-            self.initialize_positions().await;
+            self.initialize_positions();
             if self.refresh_metadata {
                 self.refresh().await;
             }
@@ -126,21 +128,47 @@ impl<H: Handler> Fetcher<H> {
                         }
                     }
                 }
+                joined = async {
+                    match self.positions_task.as_mut() {
+                        Some(task) => task.await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.positions_task = None;
+                    match joined {
+                        Ok(result) => self.positions_done(result),
+                        Err(e) => tracing::error!(error = %e, "offset initialisation task failed"),
+                    }
+                }
                 _ = wake => {}
                 _ = shutdown.changed() => {}
                 _ = tokio::time::sleep(IDLE_TICK) => {}
             }
         }
         self.in_flight.abort_all();
+        if let Some(task) = self.positions_task.take() {
+            task.abort();
+        }
     }
 
-    async fn initialize_positions(&mut self) {
-        if self.positions_retry_at.is_some_and(|t| Instant::now() < t)
+    /// Starts offset initialisation in its own task when partitions need it, so a slow look-up
+    /// (a leader not yet elected, a coordinator moving) never holds up fetching the others.
+    fn initialize_positions(&mut self) {
+        if self.positions_task.is_some()
+            || self.positions_retry_at.is_some_and(|t| Instant::now() < t)
             || !positions::needed(&self.shared)
         {
             return;
         }
-        match positions::initialize(&self.shared, self.member.as_ref()).await {
+        let shared = Arc::clone(&self.shared);
+        let member = self.member.clone();
+        self.positions_task = Some(tokio::spawn(async move {
+            positions::initialize(&shared, member.as_ref()).await
+        }));
+    }
+
+    fn positions_done(&mut self, result: Result<(), ConsumerError>) {
+        match result {
             Ok(()) => self.positions_retry_at = None,
             Err(e @ ConsumerError::NoOffsetForPartition { .. }) => self.shared.fail(e),
             Err(e) => {
@@ -149,6 +177,7 @@ impl<H: Handler> Fetcher<H> {
                 self.positions_retry_at = Some(Instant::now() + self.retry_backoff());
             }
         }
+        self.shared.wake();
     }
 
     async fn refresh(&mut self) {
