@@ -224,3 +224,40 @@ fn regex_escape(s: &str) -> String {
         })
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn manual_assignment_without_a_group() {
+    let cluster = Cluster::shared();
+    let topic = unique("assign");
+    cluster.create_topic(&topic, 3);
+    assert_eq!(cluster.produce_verifiable(&topic, 300, 30, &[]), 300);
+    let ends = cluster.end_offsets(&topic);
+    let props: Vec<(String, String)> = common::props(&cluster, "unused", &[])
+        .into_iter()
+        .filter(|(k, _)| {
+            !k.starts_with("group.") && !k.contains("session") && !k.contains("heartbeat")
+        })
+        .collect();
+    let config = mooring_consumer::ConsumerConfig::from_properties(props).unwrap();
+    assert!(config.group.is_none());
+    let c = mooring_consumer::Consumer::new(config).unwrap();
+    // Two of the three partitions.
+    c.assign([
+        TopicPartition::new(&topic, 0),
+        TopicPartition::new(&topic, 2),
+    ])
+    .unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    let expected = (ends[&0] + ends[&2]) as usize;
+    wait_until(
+        "partitions 0 and 2 consumed",
+        Duration::from_secs(30),
+        || seen.distinct() == expected,
+    )
+    .await;
+    assert!(matches!(c.commit().await, Err(ConsumerError::NoGroup(_))));
+    stop(&c, run).await.unwrap();
+    assert_eq!(seen.count_in(1), 0);
+    assert_eq!((seen.distinct(), seen.duplicates()), (expected, 0));
+}

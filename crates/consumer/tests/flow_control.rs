@@ -174,3 +174,77 @@ async fn records_as_a_stream_with_acknowledgements() {
     running.await.unwrap().unwrap();
     assert_eq!((seen.distinct(), seen.duplicates()), (200, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_handler_past_max_poll_interval_is_reported_and_the_member_rejoins() {
+    let cluster = Cluster::shared();
+    let topic = unique("poll-interval");
+    cluster.create_topic(&topic, 1);
+    assert_eq!(cluster.produce_verifiable(&topic, 20, 0, &[]), 20);
+    let c = consumer(
+        &cluster,
+        &unique("poll-interval-g"),
+        &[("max.poll.interval.ms", "2000")],
+    );
+    let mut events = c.events().unwrap();
+    let breaches = Arc::new(Mutex::new((0usize, 0usize)));
+    let counts = Arc::clone(&breaches);
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let mut counts = counts.lock().unwrap();
+            match event {
+                ConsumerEvent::Processing(
+                    mooring_consumer::processing::ProcessingEvent::PollIntervalExceeded { .. },
+                ) => counts.0 += 1,
+                ConsumerEvent::Group(e)
+                    if matches!(
+                        e.kind,
+                        GroupEventKind::RebalanceStarted {
+                            cause: mooring_consumer::RebalanceCause::PollIntervalExceeded,
+                            ..
+                        }
+                    ) =>
+                {
+                    counts.1 += 1
+                }
+                _ => {}
+            }
+        }
+    });
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    // Offset 5 takes 3 s, past max.poll.interval.ms; the rest are quick.
+    let slow_once = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let handler = {
+        let seen = seen.clone();
+        move |record: mooring_consumer::processing::ConsumerRecord| {
+            let seen = seen.clone();
+            let slow =
+                record.offset() == 5 && slow_once.swap(false, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if slow {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                }
+                seen.record(&record);
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let consumer = c.clone();
+    let run = tokio::spawn(async move { consumer.run(handler).await });
+    wait_until(
+        "the breach reported, the member rejoined, everything handled",
+        Duration::from_secs(40),
+        || {
+            let (reported, rejoined) = *breaches.lock().unwrap();
+            reported >= 1 && rejoined >= 1 && seen.distinct() == 20
+        },
+    )
+    .await;
+    stop(&c, run).await.unwrap();
+    println!(
+        "max.poll.interval: (breaches, rejoins) = {:?}, duplicates = {}",
+        *breaches.lock().unwrap(),
+        seen.duplicates()
+    );
+}

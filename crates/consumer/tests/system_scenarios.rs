@@ -41,7 +41,10 @@ fn now_millis() -> i64 {
 fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !condition() {
-        assert!(Instant::now() < deadline, "timed out after {timeout:?}: {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?}: {what}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -275,7 +278,11 @@ impl Global {
     fn overlaps(&self) -> Vec<String> {
         let now = now_millis();
         let mut all: Vec<(i32, usize, i64, i64)> = self.intervals.clone();
-        all.extend(self.owning.iter().map(|((m, p), from)| (*p, *m, *from, now)));
+        all.extend(
+            self.owning
+                .iter()
+                .map(|((m, p), from)| (*p, *m, *from, now)),
+        );
         let mut found = Vec::new();
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
@@ -507,7 +514,12 @@ impl<'c> Scenario<'c> {
     }
 
     fn dead(&self) -> usize {
-        self.view(|g| g.members.iter().filter(|m| m.status == Status::Dead).count())
+        self.view(|g| {
+            g.members
+                .iter()
+                .filter(|m| m.status == Status::Dead)
+                .count()
+        })
     }
 
     /// Every running member joined (`await_all_members`).
@@ -652,7 +664,11 @@ impl Verdict {
     fn assert_clean(&self, what: &str) {
         eprintln!("{what}: {self:?}");
         assert!(self.violations.is_empty(), "{what}: {:?}", self.violations);
-        assert!(self.overlaps.is_empty(), "{what}: overlaps {:?}", self.overlaps);
+        assert!(
+            self.overlaps.is_empty(),
+            "{what}: overlaps {:?}",
+            self.overlaps
+        );
         assert_eq!(self.lost, 0, "{what}: records lost");
         assert_eq!(
             self.position as u64, self.total_consumed,
@@ -791,7 +807,10 @@ fn static_consumer_bounce(name: &str, rolling: bool, static_membership: bool) {
     if static_membership {
         assert_eq!(revokes, 0, "{name}: static members restarted, yet a revoke");
     } else {
-        assert!(revokes > 0, "{name}: dynamic members restarted, yet no revoke");
+        assert!(
+            revokes > 0,
+            "{name}: dynamic members restarted, yet no revoke"
+        );
     }
     verdict.assert_clean(name);
 }
@@ -908,8 +927,16 @@ fn consumer_failure(name: &str, autocommit: bool) {
     s.stop_all();
     let verdict = s.verdict(&ends);
     eprintln!("{name}: {verdict:?}");
-    assert!(verdict.violations.is_empty(), "{name}: {:?}", verdict.violations);
-    assert!(verdict.overlaps.is_empty(), "{name}: {:?}", verdict.overlaps);
+    assert!(
+        verdict.violations.is_empty(),
+        "{name}: {:?}",
+        verdict.violations
+    );
+    assert!(
+        verdict.overlaps.is_empty(),
+        "{name}: {:?}",
+        verdict.overlaps
+    );
     assert_eq!(verdict.lost, 0, "{name}: records lost");
     // A hard failure may duplicate (what the killed member consumed after its last commit).
     assert!(
@@ -1046,7 +1073,10 @@ fn valid_assignment_roundrobin_and_sticky() {
         "assign-rr",
         "org.apache.kafka.clients.consumer.RoundRobinAssignor",
     );
-    valid_assignment("assign-sticky", "org.apache.kafka.clients.consumer.StickyAssignor");
+    valid_assignment(
+        "assign-sticky",
+        "org.apache.kafka.clients.consumer.StickyAssignor",
+    );
 }
 
 /// The cooperative protocol through a rolling bounce: only moving partitions are revoked, and
