@@ -261,3 +261,51 @@ async fn manual_assignment_without_a_group() {
     assert_eq!(seen.count_in(1), 0);
     assert_eq!((seen.distinct(), seen.duplicates()), (expected, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn offset_out_of_range_resets_by_policy() {
+    let cluster = Cluster::shared();
+    let topic = unique("out-of-range");
+    let group = unique("out-of-range-g");
+    cluster.create_topic(&topic, 1);
+    assert_eq!(cluster.produce_verifiable(&topic, 50, 0, &[]), 50);
+    let tp = TopicPartition::new(&topic, 0);
+
+    // earliest: a position past the log end (OFFSET_OUT_OF_RANGE) goes back to the start.
+    let c = consumer(&cluster, &group, &[]);
+    c.subscribe([topic.clone()]).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until(
+        "50 records handled and committed",
+        Duration::from_secs(30),
+        || seen.distinct() == 50 && c.committed(&tp) == Some(50),
+    )
+    .await;
+    c.seek(&tp, 10_000).unwrap();
+    wait_until(
+        "every record handled again",
+        Duration::from_secs(30),
+        || seen.duplicates() == 50,
+    )
+    .await;
+    stop(&c, run).await.unwrap();
+
+    // none: the same is a typed error naming the partition (the start used the commit).
+    let c = consumer(&cluster, &group, &[("auto.offset.reset", "none")]);
+    c.subscribe([topic.clone()]).unwrap();
+    let run = spawn_run(&c, &Seen::default(), Duration::ZERO);
+    wait_until("started from the commit", Duration::from_secs(30), || {
+        c.position(&tp) == Some(50)
+    })
+    .await;
+    c.seek(&tp, 10_000).unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("run ends by itself")
+        .unwrap();
+    match result {
+        Err(ConsumerError::OffsetOutOfRange { partitions }) => assert_eq!(partitions, [tp]),
+        other => panic!("expected OffsetOutOfRange, got {other:?}"),
+    }
+}
