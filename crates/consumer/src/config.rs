@@ -22,7 +22,7 @@
 //! | `mooring.ordering` | `partition` | `partition`, `key` or `none` ([`ProcessingOrder`]) |
 //! | `mooring.buffer.max.records` | 1000 | per partition, records accepted and not yet committable |
 //! | `mooring.buffer.max.bytes` | 4194304 | per partition, bytes buffered and not yet started |
-//! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:<n>:<ms>:<stop|skip>` ([`FailurePolicy`]) |
+//! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:N:MS:stop` / `retry:N:MS:skip` (N retries from MS ms back-off; [`FailurePolicy`]) |
 //! | `mooring.shutdown.timeout.ms` | 30000 | how long shutdown waits for running handlers |
 //! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions |
 //!

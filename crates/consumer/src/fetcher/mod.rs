@@ -6,8 +6,8 @@
 //! - **Where**: partitions are grouped by their leader from metadata; at most one Fetch is in
 //!   flight per broker. The fetcher has its own `Client` (own connections): the broker answers a
 //!   connection's requests in order, and a long-polling Fetch must not hold up heartbeats.
-//! - **Sessions** (KIP-227): one incremental fetch session per broker ([`session`]); topic ids from
-//!   Fetch v13 ([`request`]).
+//! - **Sessions** (KIP-227): one incremental fetch session per broker (`session.rs`); topic ids from
+//!   Fetch v13 (`request.rs`).
 //! - **Limits**: `fetch.min.bytes`, `fetch.max.wait.ms`, `fetch.max.bytes`,
 //!   `max.partition.fetch.bytes`. Prefetching is bounded in bytes: one response per broker
 //!   (≤ `fetch.max.bytes`) is being handled at a time, and the engine's per-partition buffers are
@@ -22,8 +22,8 @@
 //!   OFFSET_OUT_OF_RANGE → reset by `auto.offset.reset` (`none`: a typed error);
 //!   FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH → a new session.
 //! - **Isolation**: `read_committed` fetches up to the last stable offset and drops records of
-//!   aborted transactions; control batches are never shown ([`records`]).
-//! - **Offset initialisation** for new partitions and pending resets ([`positions`]).
+//!   aborted transactions; control batches are never shown (`records.rs`).
+//! - **Offset initialisation** for new partitions and pending resets (`positions.rs`).
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
