@@ -155,7 +155,42 @@ fn create_topic(conn: &mut Conn, name: &str, partitions: i32) -> Uuid {
     );
     assert_eq!(topic.num_partitions, partitions);
     assert!(!topic.topic_id.is_nil());
-    topic.topic_id
+    let topic_id = topic.topic_id;
+    wait_until_served(conn, name, topic_id, partitions);
+    topic_id
+}
+
+/// CreateTopics answers once the controller has the topic; the broker's own metadata cache (which
+/// Produce and Fetch consult) follows a moment later. Wait until the broker's Metadata names the
+/// topic by id with a leader for every partition, as a client does before producing.
+fn wait_until_served(conn: &mut Conn, name: &str, topic_id: Uuid, partitions: i32) {
+    let version = conn.version::<MetadataRequest>();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let request = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some(name.into()),
+                ..Default::default()
+            }]),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        };
+        let response = conn.call(&request, version);
+        let served = response.topics.iter().any(|t| {
+            t.error_code == 0
+                && t.topic_id == topic_id
+                && t.partitions.len() == partitions as usize
+                && t.partitions.iter().all(|p| p.leader_id >= 0)
+        });
+        if served {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} not served by the broker 30 s after CreateTopics"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
