@@ -148,7 +148,11 @@ async fn a_static_member_restarts_without_a_rebalance() {
     let group = unique("static-g");
     cluster.create_topic(&topic, 2);
     assert_eq!(cluster.produce_verifiable(&topic, 100, 0, &[]), 100);
-    let extra = [("group.instance.id", "pod-0")];
+    // A session long enough for the Kafka tool run between the two lives, on a loaded machine.
+    let extra = [
+        ("group.instance.id", "pod-0"),
+        ("session.timeout.ms", "20000"),
+    ];
     let c = consumer(&cluster, &group, &extra);
     c.subscribe([topic.clone()]).unwrap();
     let seen = Seen::default();
@@ -163,11 +167,11 @@ async fn a_static_member_restarts_without_a_rebalance() {
     let state = cluster.group_state(&group).expect("group exists");
     assert_eq!(state.members, 1, "{state:?}");
 
-    assert_eq!(cluster.produce_verifiable(&topic, 50, 0, &[]), 50);
     let c2 = consumer(&cluster, &group, &extra);
     c2.subscribe([topic.clone()]).unwrap();
     let seen2 = Seen::default();
     let run2 = spawn_run(&c2, &seen2, Duration::ZERO);
+    assert_eq!(cluster.produce_verifiable(&topic, 50, 0, &[]), 50);
     wait_until("50 new records handled", Duration::from_secs(30), || {
         seen2.distinct() == 50
     })
