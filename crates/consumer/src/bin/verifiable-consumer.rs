@@ -43,7 +43,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 /// or past it is committed. A run that ends with it ended cleanly.
 const NOT_REPORTED: &str = "verifiable-consumer: record not reported";
 
-/// The most records one report ("poll") carries, as Java's `max.poll.records` default.
+/// The default of `--concurrency`, hence of the largest report ("poll"): Java's
+/// `max.poll.records` default.
 const MAX_POLL_RECORDS: usize = 500;
 
 #[derive(Debug, Parser)]
@@ -127,8 +128,8 @@ struct Args {
     /// Mooring: wait this long before reporting each batch of records (a slow application).
     #[arg(long = "processing-delay-ms", default_value_t = 0)]
     processing_delay_ms: u64,
-    /// Mooring: records handled at once (`mooring.concurrency`); also the most one report holds
-    /// beyond the 500 of Java's `max.poll.records`.
+    /// Mooring: records handled at once (`mooring.concurrency`), so the largest batch one report
+    /// holds (the default is Java's `max.poll.records`).
     #[arg(long, default_value_t = MAX_POLL_RECORDS)]
     concurrency: usize,
 }
@@ -648,7 +649,7 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
             commit,
             max_messages: u64::try_from(args.max_messages).ok(),
             delay: Duration::from_millis(args.processing_delay_ms),
-            max_batch: args.concurrency.max(MAX_POLL_RECORDS),
+            max_batch: args.concurrency,
         }
         .run(),
     );
