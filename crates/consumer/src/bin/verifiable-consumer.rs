@@ -14,7 +14,7 @@
 //! reported (as with Java, where both callbacks run inside one `poll`).
 //!
 //! Events (one JSON object a line, `timestamp` and `name` first): `startup_complete`,
-//! `shutdown_requested` (on SIGTERM/SIGINT, as Kafka 4.x's tool),
+//! `shutdown_requested` (on SIGTERM/SIGINT, else after `shutdown_complete`, as Kafka 4.x's tool),
 //! `partitions_revoked`, `partitions_assigned`, `records_consumed`, `record_data` (`--verbose`),
 //! `offsets_committed` (without `--enable-autocommit`), `shutdown_complete` (with an extra
 //! `error` field when a fatal error ended the run, such as a fenced static member).
@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -685,12 +686,23 @@ async fn on_signals(shutdown: ShutdownHandle) {
         _ = term.recv() => {}
         _ = tokio::signal::ctrl_c() => {}
     }
-    print_json(&Simple {
-        timestamp: now_millis(),
-        name: "shutdown_requested",
-        error: None,
-    });
+    print_shutdown_requested();
     shutdown.shutdown();
+}
+
+/// Whether `shutdown_requested` was printed.
+static SHUTDOWN_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// `shutdown_requested`, once: on a signal, else at exit after `shutdown_complete` (Java prints it
+/// from its shutdown hook, which also runs when the tool ends by itself).
+fn print_shutdown_requested() {
+    if !SHUTDOWN_REQUESTED.swap(true, Ordering::SeqCst) {
+        print_json(&Simple {
+            timestamp: now_millis(),
+            name: "shutdown_requested",
+            error: None,
+        });
+    }
 }
 
 /// Prints `shutdown_complete` (with the fatal error, if any) and picks the exit status.
@@ -707,6 +719,7 @@ fn finish(error: Option<ConsumerError>) -> ExitCode {
         name: "shutdown_complete",
         error: error.map(|e| e.to_string()),
     });
+    print_shutdown_requested();
     if failed {
         ExitCode::FAILURE
     } else {
