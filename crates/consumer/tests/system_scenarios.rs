@@ -963,12 +963,30 @@ fn consumer_failure_autocommit() {
     consumer_failure("failure-auto", true);
 }
 
+/// The three-node cluster of the broker scenarios. Its ports (35000 + 100 n + 92..95) lie in
+/// Linux's ephemeral range, so a node can lose its port to a client's connection and fail to
+/// start ("Address already in use"): try again (each attempt stops what the last one started),
+/// and stop everything before giving up.
+fn dedicated_cluster() -> Cluster {
+    const NAME: &str = "t-vc-brokers";
+    for attempt in 1..=3 {
+        match std::panic::catch_unwind(|| Cluster::dedicated(NAME, 3, 35000)) {
+            Ok(cluster) => return cluster,
+            Err(_) => eprintln!("starting cluster {NAME}: attempt {attempt} failed"),
+        }
+    }
+    let _ = Command::new(kafka_script())
+        .args(["--cluster", NAME, "stop"])
+        .status();
+    panic!("cluster {NAME} did not start in three attempts");
+}
+
 /// Broker rolling bounce (every node restarted cleanly, one at a time), then a broker failure
 /// (SIGKILL of the group's coordinator): no rebalance, nothing lost, no duplicate, everything
 /// committed. One three-node cluster for both.
 #[test]
 fn broker_rolling_bounce_then_failure() {
-    let cluster = Cluster::dedicated("t-vc-brokers", 3, 35000);
+    let cluster = dedicated_cluster();
     let mut s = Scenario::new(&cluster, "brokers", 1);
     // Sessions outlast a coordinator's move (as kafkatest's 30 s).
     s.add_n(3, Impl::Mooring, &flags(RANGE, "30000"));
