@@ -17,6 +17,8 @@
 //!   isolation levels) into the engine; offset initialisation.
 //! - [`Consumer`]: the public API — configuration from Kafka properties, subscribe / pattern /
 //!   assign, `run(handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
+//! - [`telemetry`]: the exporter that sends the telemetry events and state snapshots to the
+//!   sidecar as NDJSON over localhost HTTP (a stable, versioned schema).
 
 mod config;
 mod consumer;
@@ -26,6 +28,7 @@ pub mod fetcher;
 pub mod processing;
 mod shared;
 pub mod subscription;
+pub mod telemetry;
 mod topic_partition;
 
 pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GROUP_KEYS};

@@ -21,6 +21,8 @@ pub(crate) trait EngineOps: Send + Sync + 'static {
     fn committable(&self) -> BTreeMap<TopicPartition, i64>;
     fn add(&self, partitions: Vec<TopicPartition>);
     fn drop_partitions(&self, partitions: Vec<TopicPartition>);
+    /// The engine's metrics (for the telemetry exporter's snapshots).
+    fn metrics(&self) -> crate::processing::ProcessingMetrics;
 }
 
 impl<H: Handler> EngineOps for ProcessingEngine<H> {
@@ -32,6 +34,9 @@ impl<H: Handler> EngineOps for ProcessingEngine<H> {
     }
     fn drop_partitions(&self, partitions: Vec<TopicPartition>) {
         ProcessingEngine::drop_partitions(self, partitions);
+    }
+    fn metrics(&self) -> crate::processing::ProcessingMetrics {
+        ProcessingEngine::metrics(self)
     }
 }
 

@@ -401,6 +401,15 @@ impl Consumer {
         self.shared().events.dropped()
     }
 
+    /// What the telemetry exporter's snapshots read from inside: the shared runtime state and,
+    /// while running, the processing engine's metrics.
+    pub(crate) fn telemetry_view(
+        &self,
+    ) -> (Arc<Shared>, Option<crate::processing::ProcessingMetrics>) {
+        let metrics = self.inner.running().map(|r| r.engine.metrics());
+        (Arc::clone(&self.inner.shared), metrics)
+    }
+
     /// The group member's state (member id, generation, assignment), while running in a group.
     pub fn member_state(&self) -> Option<MemberSnapshot> {
         self.inner

@@ -1,0 +1,279 @@
+//! From the runtime's typed [`ConsumerEvent`]s to the wire schema's [`Event`]s: the one place
+//! that knows both, so the schema stays stable while the runtime's types evolve.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mooring_coordinator::assignor::RebalanceProtocol;
+use mooring_coordinator::group::{
+    GroupEventKind, PhaseTimings, RebalanceCause, TopicPartition as GroupPartition,
+};
+
+use super::schema::{Cause, Event, Partition, Phases};
+use crate::processing::ProcessingEvent;
+use crate::{ConsumerEvent, TopicPartition};
+
+/// The schema event for `event` and when it happened (ms since the epoch).
+pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
+    match event {
+        ConsumerEvent::Group(group) => Some((millis(group.at), group_event(group.kind)?)),
+        ConsumerEvent::Processing(p) => Some((now_ms(), processing_event(p)?)),
+        ConsumerEvent::FetchError {
+            node,
+            partition,
+            error,
+        } => Some((
+            now_ms(),
+            Event::FetchError {
+                node,
+                partition: partition.as_ref().map(part),
+                error,
+            },
+        )),
+        ConsumerEvent::OffsetReset {
+            partition,
+            strategy,
+            offset,
+        } => Some((
+            now_ms(),
+            Event::OffsetReset {
+                partition: part(&partition),
+                strategy: strategy.as_str().to_string(),
+                offset,
+            },
+        )),
+        ConsumerEvent::CommitFailed { error } => Some((now_ms(), Event::CommitFailed { error })),
+        ConsumerEvent::Shutdown {
+            duration,
+            timed_out,
+        } => Some((
+            now_ms(),
+            Event::Shutdown {
+                duration_seconds: duration.as_secs_f64(),
+                timed_out: timed_out.iter().map(part).collect(),
+            },
+        )),
+        // `ConsumerEvent` is non-exhaustive: a new variant is skipped until the schema has it.
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// The label value of a cause. `NewMember` is `member_joined`: this member is the one joining.
+pub fn cause(cause: RebalanceCause) -> Cause {
+    match cause {
+        RebalanceCause::NewMember | RebalanceCause::MemberJoined => Cause::MemberJoined,
+        RebalanceCause::MemberLeft => Cause::MemberLeft,
+        RebalanceCause::SessionTimeout => Cause::SessionTimeout,
+        RebalanceCause::PollIntervalExceeded => Cause::PollIntervalExceeded,
+        RebalanceCause::MetadataChange => Cause::MetadataChange,
+        RebalanceCause::CoordinatorMoved => Cause::CoordinatorMoved,
+        RebalanceCause::Fenced => Cause::Fenced,
+        RebalanceCause::SubscriptionChange => Cause::SubscriptionChange,
+        RebalanceCause::CooperativeFollowUp => Cause::CooperativeFollowUp,
+        RebalanceCause::Unknown => Cause::Unknown,
+    }
+}
+
+fn group_event(kind: GroupEventKind) -> Option<Event> {
+    Some(match kind {
+        GroupEventKind::RebalanceStarted {
+            cause: c,
+            generation,
+            protocol,
+        } => Event::RebalanceStarted {
+            cause: cause(c),
+            generation,
+            protocol: protocol_name(protocol).to_string(),
+        },
+        GroupEventKind::PartitionsRevoked {
+            partitions,
+            duration,
+            timed_out,
+            ..
+        } => Event::PartitionsRevoked {
+            partitions: group_parts(&partitions),
+            duration_seconds: duration.as_secs_f64(),
+            timed_out,
+        },
+        GroupEventKind::Joined {
+            generation,
+            member_id,
+            leader,
+            protocol_name,
+            join_time,
+        } => Event::Joined {
+            generation,
+            member_id,
+            leader,
+            protocol_name,
+            join_seconds: join_time.as_secs_f64(),
+        },
+        GroupEventKind::Synced {
+            generation,
+            sync_time,
+        } => Event::Synced {
+            generation,
+            sync_seconds: sync_time.as_secs_f64(),
+        },
+        GroupEventKind::PartitionsAssigned {
+            added,
+            assignment,
+            duration,
+            timed_out,
+        } => Event::PartitionsAssigned {
+            added: group_parts(&added),
+            assignment: group_parts(&assignment),
+            duration_seconds: duration.as_secs_f64(),
+            timed_out,
+        },
+        GroupEventKind::PartitionsLost {
+            partitions,
+            duration,
+            timed_out,
+        } => Event::PartitionsLost {
+            partitions: group_parts(&partitions),
+            duration_seconds: duration.as_secs_f64(),
+            timed_out,
+        },
+        GroupEventKind::RebalanceCompleted {
+            generation,
+            total,
+            phases,
+        } => Event::RebalanceCompleted {
+            generation,
+            total_seconds: total.as_secs_f64(),
+            phases: phase_timings(phases),
+        },
+        GroupEventKind::RebalanceFailed {
+            error,
+            code,
+            total,
+            phases,
+        } => Event::RebalanceFailed {
+            error,
+            code: code.map(i16::from),
+            total_seconds: total.as_secs_f64(),
+            phases: phase_timings(phases),
+        },
+        GroupEventKind::Heartbeat {
+            generation,
+            latency,
+            error,
+        } => Event::Heartbeat {
+            generation,
+            latency_seconds: latency.as_secs_f64(),
+            error,
+        },
+        GroupEventKind::Commit {
+            generation,
+            latency,
+            partitions,
+            error,
+        } => Event::Commit {
+            generation,
+            latency_seconds: latency.as_secs_f64(),
+            partitions,
+            error,
+        },
+        GroupEventKind::Fenced {
+            instance_id,
+            retry_in,
+            ..
+        } => Event::Fenced {
+            instance_id,
+            retry_in_seconds: retry_in.map(|d| d.as_secs_f64()),
+        },
+        GroupEventKind::Left {
+            sent_leave_group,
+            error,
+        } => Event::Left {
+            sent_leave_group,
+            error,
+        },
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    })
+}
+
+fn processing_event(event: ProcessingEvent) -> Option<Event> {
+    Some(match event {
+        ProcessingEvent::BackpressurePause { partition, .. } => Event::Backpressure {
+            partition: part(&partition),
+            paused: true,
+        },
+        ProcessingEvent::BackpressureResume { partition, .. } => Event::Backpressure {
+            partition: part(&partition),
+            paused: false,
+        },
+        ProcessingEvent::PollIntervalExceeded {
+            partition,
+            offset,
+            elapsed,
+        } => Event::PollIntervalExceeded {
+            partition: part(&partition),
+            offset,
+            elapsed_seconds: elapsed.as_secs_f64(),
+        },
+        ProcessingEvent::HandlerFailed {
+            partition,
+            offset,
+            attempt,
+            error,
+            ..
+        } => Event::HandlerFailed {
+            partition: part(&partition),
+            offset,
+            attempt,
+            error: error.to_string(),
+        },
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    })
+}
+
+fn protocol_name(protocol: RebalanceProtocol) -> &'static str {
+    match protocol {
+        RebalanceProtocol::Eager => "eager",
+        RebalanceProtocol::Cooperative => "cooperative",
+    }
+}
+
+fn phase_timings(p: PhaseTimings) -> Phases {
+    Phases {
+        revoke_seconds: p.revoke.as_secs_f64(),
+        join_seconds: p.join.as_secs_f64(),
+        assign_seconds: p.assign.as_secs_f64(),
+        sync_seconds: p.sync.as_secs_f64(),
+        callbacks_seconds: p.callbacks.as_secs_f64(),
+    }
+}
+
+pub(crate) fn part(tp: &TopicPartition) -> Partition {
+    Partition {
+        topic: tp.topic.clone(),
+        partition: tp.partition,
+    }
+}
+
+fn group_parts(parts: &[GroupPartition]) -> Vec<Partition> {
+    parts
+        .iter()
+        .map(|tp| Partition {
+            topic: tp.topic.clone(),
+            partition: tp.partition,
+        })
+        .collect()
+}
+
+/// Milliseconds since the epoch (0 for a clock before it).
+pub(crate) fn millis(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_millis()
+        .try_into()
+        .unwrap_or(u64::MAX)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    millis(SystemTime::now())
+}

@@ -1,0 +1,324 @@
+//! The exporter's tasks: intake (the consumer's event stream → the bounded [`Buffer`]), snapshots
+//! (every interval → the buffer) and the sender (the buffer → NDJSON POSTs to the sidecar).
+//!
+//! Nothing here can slow the consumer: the consumer's stream never waits (it drops and counts
+//! when full), intake only converts and pushes into a bounded buffer, and POSTs run in their own
+//! task under a timeout with back-off. Every loss is counted; the next batch that reaches the
+//! sidecar starts with an `events_dropped` line carrying the total.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{watch, Notify};
+use tokio::task::JoinHandle;
+
+use super::buffer::Buffer;
+use super::config::ExporterConfig;
+use super::convert::{convert, now_ms};
+use super::http::{post, Endpoint};
+use super::schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
+use super::snapshot::snapshot;
+use crate::{Consumer, ConsumerEvents};
+
+/// Why the exporter could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TelemetryError {
+    /// The endpoint is not a plain `http://host:port/path` URL.
+    #[error("telemetry endpoint: {0}")]
+    Endpoint(String),
+    /// The consumer's event stream was already taken (by [`Consumer::events`]).
+    #[error("the consumer's event stream was already taken")]
+    StreamTaken,
+}
+
+/// Counters shared by the exporter's tasks and its handle.
+#[derive(Debug, Default)]
+struct Stats {
+    sent: AtomicU64,
+    batches: AtomicU64,
+    failures: AtomicU64,
+    /// The drop total the sidecar has acknowledged (in an `events_dropped` line).
+    reported_dropped: AtomicU64,
+}
+
+/// State the tasks share.
+#[derive(Debug)]
+struct Shared {
+    consumer: Consumer,
+    config: ExporterConfig,
+    endpoint: Endpoint,
+    buffer: Buffer,
+    stats: Stats,
+    identity: Mutex<MemberIdentity>,
+    seq: AtomicU64,
+    ready: Notify,
+}
+
+impl Shared {
+    fn enqueue(&self, ts_ms: u64, event: Event) {
+        if let Event::Joined { member_id, .. } = &event {
+            self.identity
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .member_id
+                .clone_from(member_id);
+        }
+        let envelope = self.envelope(ts_ms, event);
+        if self.buffer.push(envelope) >= self.config.batch_max {
+            self.ready.notify_one();
+        }
+    }
+
+    fn envelope(&self, ts_ms: u64, event: Event) -> Envelope {
+        Envelope {
+            schema: SCHEMA_VERSION,
+            seq: self.seq.fetch_add(1, Ordering::Relaxed),
+            ts_ms,
+            member: self
+                .identity
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+            event,
+        }
+    }
+
+    /// Everything lost so far: in the consumer's stream and in this buffer.
+    fn dropped_total(&self) -> u64 {
+        self.buffer.dropped() + self.consumer.dropped_events()
+    }
+}
+
+/// Sends a [`Consumer`]'s telemetry to the sidecar. See the [module docs](super).
+#[derive(Debug)]
+pub struct TelemetryExporter;
+
+impl TelemetryExporter {
+    /// Takes the consumer's event stream and starts the exporter's tasks (on the current tokio
+    /// runtime). The consumer works the same whether or not the sidecar is there.
+    pub fn spawn(
+        consumer: &Consumer,
+        config: ExporterConfig,
+    ) -> Result<ExporterHandle, TelemetryError> {
+        let endpoint = Endpoint::parse(&config.endpoint).map_err(TelemetryError::Endpoint)?;
+        let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
+        let (shared_state, _) = consumer.telemetry_view();
+        let identity = MemberIdentity {
+            group: shared_state
+                .config
+                .group
+                .as_ref()
+                .map(|g| g.group_id.clone())
+                .unwrap_or_default(),
+            member_id: String::new(),
+            instance_id: shared_state
+                .config
+                .group
+                .as_ref()
+                .and_then(|g| g.group_instance_id.clone()),
+            client_id: shared_state.config.client.client_id.clone(),
+        };
+        let shared = Arc::new(Shared {
+            consumer: consumer.clone(),
+            buffer: Buffer::new(config.buffer_capacity),
+            config,
+            endpoint,
+            stats: Stats::default(),
+            identity: Mutex::new(identity),
+            seq: AtomicU64::new(0),
+            ready: Notify::new(),
+        });
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let intake = tokio::spawn(intake(Arc::clone(&shared), events, stop_rx.clone()));
+        let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx.clone()));
+        let sender = tokio::spawn(sender(Arc::clone(&shared), stop_rx));
+        Ok(ExporterHandle {
+            shared,
+            stop: stop_tx,
+            tasks: vec![intake, snapshots, sender],
+        })
+    }
+}
+
+/// The running exporter: counters, and a clean stop that sends what is buffered.
+#[derive(Debug)]
+pub struct ExporterHandle {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl ExporterHandle {
+    /// Events lost so far (the consumer's stream was full, or the buffer overflowed while the
+    /// sidecar was away).
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped_total()
+    }
+
+    /// Events the sidecar accepted.
+    pub fn sent(&self) -> u64 {
+        self.shared.stats.sent.load(Ordering::Relaxed)
+    }
+
+    /// POSTs that failed (no sidecar, timeout, non-2xx).
+    pub fn failures(&self) -> u64 {
+        self.shared.stats.failures.load(Ordering::Relaxed)
+    }
+
+    /// Events waiting in the buffer.
+    pub fn buffered(&self) -> usize {
+        self.shared.buffer.len()
+    }
+
+    /// Sends a snapshot now (besides the periodic ones).
+    pub fn snapshot_now(&self) {
+        self.shared
+            .enqueue(now_ms(), Event::Snapshot(snapshot(&self.shared.consumer)));
+        self.shared.ready.notify_one();
+    }
+
+    /// Stops the tasks after one last snapshot and one last attempt to send what is buffered.
+    pub async fn shutdown(self) {
+        self.snapshot_now();
+        self.stop.send_replace(true);
+        self.shared.ready.notify_one();
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+async fn intake(shared: Arc<Shared>, mut events: ConsumerEvents, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => {
+                    if let Some((ts, event)) = convert(event) {
+                        shared.enqueue(ts, event);
+                    }
+                }
+                None => return,
+            },
+            _ = stop.wait_for(|s| *s) => {
+                // Take what the stream holds, without waiting.
+                while let Ok(event) = events.try_recv() {
+                    if let Some((ts, event)) = convert(event) {
+                        shared.enqueue(ts, event);
+                    }
+                }
+                return;
+            }
+        }
+    }
+}
+
+async fn snapshots(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(
+        shared
+            .config
+            .snapshot_interval
+            .max(Duration::from_millis(10)),
+    );
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                shared.enqueue(now_ms(), Event::Snapshot(snapshot(&shared.consumer)));
+            }
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+}
+
+async fn sender(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut backoff = shared.config.backoff;
+    loop {
+        let stopping = *stop.borrow();
+        if !stopping && shared.buffer.len() < shared.config.batch_max {
+            tokio::select! {
+                _ = shared.ready.notified() => {}
+                _ = tokio::time::sleep(shared.config.flush_interval) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+        }
+        let stopping = *stop.borrow();
+        let ok = send_batch(&shared).await;
+        if stopping {
+            // One last attempt for what is left, then done.
+            if ok && shared.buffer.len() > 0 {
+                let _ = send_batch(&shared).await;
+            }
+            return;
+        }
+        if ok {
+            backoff = shared.config.backoff;
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+            backoff = (backoff * 2).min(shared.config.max_backoff);
+        }
+    }
+}
+
+/// Sends one batch (with an `events_dropped` line first if losses are unreported). `true` when
+/// the sidecar accepted it, or there was nothing to send.
+async fn send_batch(shared: &Shared) -> bool {
+    let batch = shared.buffer.take(shared.config.batch_max);
+    let dropped_total = shared.dropped_total();
+    let reported = shared.stats.reported_dropped.load(Ordering::Relaxed);
+    if batch.is_empty() && dropped_total <= reported {
+        return true;
+    }
+    let mut body = Vec::with_capacity(batch.len() * 256);
+    if dropped_total > reported {
+        let line = shared.envelope(
+            now_ms(),
+            Event::EventsDropped {
+                dropped_total,
+                dropped_since_last: dropped_total - reported,
+            },
+        );
+        write_line(&mut body, &line);
+    }
+    for envelope in &batch {
+        write_line(&mut body, envelope);
+    }
+    let result = post(
+        &shared.endpoint,
+        "application/x-ndjson",
+        &body,
+        shared.config.request_timeout,
+    )
+    .await;
+    match result {
+        Ok(status) if (200..300).contains(&status) => {
+            shared
+                .stats
+                .sent
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            shared.stats.batches.fetch_add(1, Ordering::Relaxed);
+            shared
+                .stats
+                .reported_dropped
+                .fetch_max(dropped_total, Ordering::Relaxed);
+            true
+        }
+        other => {
+            tracing::debug!(?other, endpoint = %shared.config.endpoint, "telemetry POST failed");
+            shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+            shared.buffer.put_back(batch);
+            false
+        }
+    }
+}
+
+fn write_line(body: &mut Vec<u8>, envelope: &Envelope) {
+    // Serializing plain data cannot fail; a failure would skip the line, never panic.
+    if serde_json::to_writer(&mut *body, envelope).is_ok() {
+        body.push(b'\n');
+    }
+}

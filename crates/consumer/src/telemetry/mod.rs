@@ -1,0 +1,40 @@
+//! Telemetry export: the consumer's typed events and periodic state snapshots, sent as NDJSON
+//! over localhost HTTP to the sidecar (`mooring-sidecar`, default
+//! `http://127.0.0.1:9464/v1/events`).
+//!
+//! ```no_run
+//! use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
+//! # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), Box<dyn std::error::Error>> {
+//! let exporter = TelemetryExporter::spawn(&consumer, ExporterConfig::default())?;
+//! // ... consumer.run(handler).await ...
+//! exporter.shutdown().await; // one last snapshot and flush
+//! # Ok(()) }
+//! ```
+//!
+//! A missing or slow sidecar never blocks or slows consumption: the consumer's event stream
+//! never waits, the exporter's buffer is bounded (the oldest events go first), every POST has a
+//! timeout and failures back off. Losses are counted ([`ExporterHandle::dropped`]) and, as soon
+//! as the sidecar answers again, reported in an `events_dropped` line.
+//!
+//! The wire format is [`schema`]: stable, versioned, documented there.
+//!
+//! # Files
+//! - [`schema`]: the NDJSON line types (shared with the sidecar, which deserializes them).
+//! - `convert`: runtime events → schema events.
+//! - `snapshot`: the consumer's state → [`Snapshot`].
+//! - `buffer`: the bounded, drop-oldest buffer.
+//! - `http`: a minimal HTTP/1.1 POST client.
+//! - `exporter`: the intake, snapshot and sender tasks.
+
+mod buffer;
+mod config;
+mod convert;
+mod exporter;
+mod http;
+pub mod schema;
+mod snapshot;
+
+pub use config::{ExporterConfig, DEFAULT_ENDPOINT};
+pub use convert::cause as schema_cause;
+pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
+pub use schema::{Cause, Envelope, Event, MemberIdentity, Partition, PartitionSnapshot, Snapshot};

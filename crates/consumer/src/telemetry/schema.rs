@@ -1,0 +1,394 @@
+//! The telemetry wire schema (version [`SCHEMA_VERSION`]): what the exporter POSTs to the sidecar,
+//! one JSON object per line (NDJSON, `Content-Type: application/x-ndjson`).
+//!
+//! Every line is an [`Envelope`]: the schema version, a sequence number per exporter, the time
+//! the event happened (ms since the Unix epoch), the member's identity (group, member id,
+//! instance id, client id) and the [`Event`], tagged by `type`:
+//!
+//! ```json
+//! {"schema":1,"seq":7,"ts_ms":1764467000123,
+//!  "member":{"group":"orders","member_id":"c-1-0f3…","instance_id":null,"client_id":"orders-svc"},
+//!  "event":{"type":"rebalance_started","cause":"member_joined","generation":4,"protocol":"eager"}}
+//! ```
+//!
+//! Rules that keep the schema stable: fields are only added (never renamed or retyped) within a
+//! version; durations are `*_seconds` floats; a reader skips lines whose `type` it does not know
+//! (and counts them) instead of failing the batch. The sidecar deserializes these same types.
+
+use serde::{Deserialize, Serialize};
+
+/// The version written in every envelope's `schema` field.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One NDJSON line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// Per exporter, from 0, +1 per event produced (dropped events too, so gaps show losses).
+    pub seq: u64,
+    /// When the event happened, ms since the Unix epoch.
+    pub ts_ms: u64,
+    /// Who sent it.
+    pub member: MemberIdentity,
+    /// What happened.
+    pub event: Event,
+}
+
+/// The member's identity, on every line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberIdentity {
+    /// `group.id` (empty for a consumer without a group).
+    pub group: String,
+    /// The member id the coordinator gave (empty before the first JoinGroup).
+    pub member_id: String,
+    /// `group.instance.id`, for a static member.
+    pub instance_id: Option<String>,
+    /// `client.id`.
+    pub client_id: String,
+}
+
+/// One partition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Partition {
+    /// The topic.
+    pub topic: String,
+    /// The partition index.
+    pub partition: i32,
+}
+
+/// Why a rebalance started: the closed set the sidecar uses as the `cause` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// A member joined (this one for the first time, or another: the coordinator said
+    /// REBALANCE_IN_PROGRESS).
+    MemberJoined,
+    /// A member left.
+    MemberLeft,
+    /// This member's session expired (UNKNOWN_MEMBER_ID).
+    SessionTimeout,
+    /// The processing loop missed `max.poll.interval.ms`.
+    PollIntervalExceeded,
+    /// Partition counts of subscribed topics changed.
+    MetadataChange,
+    /// The coordinator moved and the membership was lost.
+    CoordinatorMoved,
+    /// The generation (or the instance id) was fenced.
+    Fenced,
+    /// The application changed its subscription.
+    SubscriptionChange,
+    /// The cooperative protocol's follow-up rebalance (KIP-429).
+    CooperativeFollowUp,
+    /// Anything else (also: a completion whose start was not seen).
+    Unknown,
+}
+
+impl Cause {
+    /// Every cause, in label order.
+    pub const ALL: [Cause; 10] = [
+        Cause::MemberJoined,
+        Cause::MemberLeft,
+        Cause::SessionTimeout,
+        Cause::PollIntervalExceeded,
+        Cause::MetadataChange,
+        Cause::CoordinatorMoved,
+        Cause::Fenced,
+        Cause::SubscriptionChange,
+        Cause::CooperativeFollowUp,
+        Cause::Unknown,
+    ];
+
+    /// The label value (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::MemberJoined => "member_joined",
+            Cause::MemberLeft => "member_left",
+            Cause::SessionTimeout => "session_timeout",
+            Cause::PollIntervalExceeded => "poll_interval_exceeded",
+            Cause::MetadataChange => "metadata_change",
+            Cause::CoordinatorMoved => "coordinator_moved",
+            Cause::Fenced => "fenced",
+            Cause::SubscriptionChange => "subscription_change",
+            Cause::CooperativeFollowUp => "cooperative_follow_up",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// Durations of one rebalance's phases, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Revoke (or lost) listener before joining.
+    pub revoke_seconds: f64,
+    /// JoinGroup round trips, retries included.
+    pub join_seconds: f64,
+    /// The leader's assignment (zero for followers).
+    pub assign_seconds: f64,
+    /// SyncGroup round trip.
+    pub sync_seconds: f64,
+    /// Listener calls after SyncGroup.
+    pub callbacks_seconds: f64,
+}
+
+/// What happened, tagged by `type` (snake_case variant names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A rebalance started.
+    RebalanceStarted {
+        /// Why.
+        cause: Cause,
+        /// The generation held when it started (`-1`: none).
+        generation: i32,
+        /// `eager` or `cooperative`.
+        protocol: String,
+    },
+    /// The revoke listener ran.
+    PartitionsRevoked {
+        /// The partitions revoked.
+        partitions: Vec<Partition>,
+        /// How long the listener (drain + commit + the application's callback) took.
+        duration_seconds: f64,
+        /// The listener hit its time limit.
+        timed_out: bool,
+    },
+    /// JoinGroup succeeded.
+    Joined {
+        /// The new generation.
+        generation: i32,
+        /// This member's id.
+        member_id: String,
+        /// This member leads the generation.
+        leader: bool,
+        /// The assignor the coordinator chose.
+        protocol_name: String,
+        /// JoinGroup time.
+        join_seconds: f64,
+    },
+    /// SyncGroup succeeded.
+    Synced {
+        /// The generation.
+        generation: i32,
+        /// SyncGroup time.
+        sync_seconds: f64,
+    },
+    /// The assign listener ran.
+    PartitionsAssigned {
+        /// Partitions new to this member.
+        added: Vec<Partition>,
+        /// Everything it owns now.
+        assignment: Vec<Partition>,
+        /// Listener time.
+        duration_seconds: f64,
+        /// The listener hit its time limit.
+        timed_out: bool,
+    },
+    /// Partitions were lost (no commit possible).
+    PartitionsLost {
+        /// The partitions.
+        partitions: Vec<Partition>,
+        /// Listener time.
+        duration_seconds: f64,
+        /// The listener hit its time limit.
+        timed_out: bool,
+    },
+    /// The member is stable in `generation`.
+    RebalanceCompleted {
+        /// The generation.
+        generation: i32,
+        /// From start to stable.
+        total_seconds: f64,
+        /// Phase timings.
+        phases: Phases,
+    },
+    /// A rebalance attempt failed.
+    RebalanceFailed {
+        /// The error.
+        error: String,
+        /// The broker's error code, if any.
+        code: Option<i16>,
+        /// From start to failure.
+        total_seconds: f64,
+        /// Phase timings.
+        phases: Phases,
+    },
+    /// A heartbeat round trip.
+    Heartbeat {
+        /// The generation.
+        generation: i32,
+        /// Response time.
+        latency_seconds: f64,
+        /// The error, if it failed.
+        error: Option<String>,
+    },
+    /// An OffsetCommit (after its retries).
+    Commit {
+        /// The generation.
+        generation: i32,
+        /// Round-trip time.
+        latency_seconds: f64,
+        /// Partitions committed.
+        partitions: usize,
+        /// The error, if it failed.
+        error: Option<String>,
+    },
+    /// FENCED_INSTANCE_ID: another process holds this `group.instance.id`.
+    Fenced {
+        /// The instance id.
+        instance_id: String,
+        /// When the member tries again (`None`: it does not).
+        retry_in_seconds: Option<f64>,
+    },
+    /// The member left the group (or a static member closed without leaving).
+    Left {
+        /// A LeaveGroup was sent.
+        sent_leave_group: bool,
+        /// The error, if leaving failed.
+        error: Option<String>,
+    },
+    /// A handler ran past `max.poll.interval.ms`.
+    PollIntervalExceeded {
+        /// The record's partition.
+        partition: Partition,
+        /// The record's offset.
+        offset: i64,
+        /// How long it has run.
+        elapsed_seconds: f64,
+    },
+    /// Backpressure paused (`paused: true`) or resumed fetching of a partition.
+    Backpressure {
+        /// The partition.
+        partition: Partition,
+        /// Paused or resumed.
+        paused: bool,
+    },
+    /// A handler failed.
+    HandlerFailed {
+        /// The record's partition.
+        partition: Partition,
+        /// The record's offset.
+        offset: i64,
+        /// The attempt that failed (from 1).
+        attempt: u32,
+        /// The error.
+        error: String,
+    },
+    /// A Fetch failed.
+    FetchError {
+        /// The broker.
+        node: i32,
+        /// The partition, if the error was a partition's.
+        partition: Option<Partition>,
+        /// The error.
+        error: String,
+    },
+    /// `auto.offset.reset` (or a seek to the beginning/end) moved a position.
+    OffsetReset {
+        /// The partition.
+        partition: Partition,
+        /// `earliest`, `latest` or `none`.
+        strategy: String,
+        /// The new position.
+        offset: i64,
+    },
+    /// An auto-commit failed.
+    CommitFailed {
+        /// The error.
+        error: String,
+    },
+    /// The consumer shut down.
+    Shutdown {
+        /// From the request to the end.
+        duration_seconds: f64,
+        /// Partitions whose handlers were still running when the drain timed out.
+        timed_out: Vec<Partition>,
+    },
+    /// Events were lost (the consumer's stream or the exporter's buffer was full, or the
+    /// sidecar was unreachable); sent as soon as the sidecar answers again.
+    EventsDropped {
+        /// Lost since the exporter started (monotonic: the sidecar exports it as a counter).
+        dropped_total: u64,
+        /// Lost since the previous `events_dropped` line.
+        dropped_since_last: u64,
+    },
+    /// The consumer's state, every snapshot interval.
+    Snapshot(Snapshot),
+}
+
+impl Event {
+    /// The `type` tag (bounded: one per variant).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::RebalanceStarted { .. } => "rebalance_started",
+            Event::PartitionsRevoked { .. } => "partitions_revoked",
+            Event::Joined { .. } => "joined",
+            Event::Synced { .. } => "synced",
+            Event::PartitionsAssigned { .. } => "partitions_assigned",
+            Event::PartitionsLost { .. } => "partitions_lost",
+            Event::RebalanceCompleted { .. } => "rebalance_completed",
+            Event::RebalanceFailed { .. } => "rebalance_failed",
+            Event::Heartbeat { .. } => "heartbeat",
+            Event::Commit { .. } => "commit",
+            Event::Fenced { .. } => "fenced",
+            Event::Left { .. } => "left",
+            Event::PollIntervalExceeded { .. } => "poll_interval_exceeded",
+            Event::Backpressure { .. } => "backpressure",
+            Event::HandlerFailed { .. } => "handler_failed",
+            Event::FetchError { .. } => "fetch_error",
+            Event::OffsetReset { .. } => "offset_reset",
+            Event::CommitFailed { .. } => "commit_failed",
+            Event::Shutdown { .. } => "shutdown",
+            Event::EventsDropped { .. } => "events_dropped",
+            Event::Snapshot(_) => "snapshot",
+        }
+    }
+}
+
+/// The consumer's state at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The member state (`Unjoined`, `PreparingRebalance`, `CompletingRebalance`, `Stable`), when
+    /// in a group.
+    pub member_state: Option<String>,
+    /// The generation (`-1`: none).
+    pub generation: i32,
+    /// The leader's member id.
+    pub leader_id: Option<String>,
+    /// The assignor of the current generation.
+    pub protocol_name: Option<String>,
+    /// Each assigned partition.
+    pub partitions: Vec<PartitionSnapshot>,
+    /// Handlers running now.
+    pub in_flight: usize,
+    /// The concurrency limit.
+    pub concurrency: usize,
+    /// Seconds since a handler last started or finished.
+    pub since_last_progress_seconds: f64,
+    /// Records fetched and not yet handled (all partitions).
+    pub buffered_records: usize,
+    /// Events the consumer's stream dropped so far (before the exporter saw them).
+    pub stream_dropped_total: u64,
+    /// The consumer is shutting down.
+    pub shutting_down: bool,
+}
+
+/// One assigned partition in a [`Snapshot`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionSnapshot {
+    /// The topic.
+    pub topic: String,
+    /// The partition index.
+    pub partition: i32,
+    /// The next offset to fetch.
+    pub position: Option<i64>,
+    /// The committed offset.
+    pub committed: Option<i64>,
+    /// The high watermark from the last Fetch.
+    pub high_watermark: Option<i64>,
+    /// Paused by the application or by backpressure.
+    pub paused: bool,
+    /// Handlers running for this partition.
+    pub in_flight: usize,
+}

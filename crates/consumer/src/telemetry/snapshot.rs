@@ -1,0 +1,62 @@
+//! Builds a [`Snapshot`] of the consumer's state: member state, assignment, and per partition the
+//! position, committed offset, high watermark, pause and handlers in flight; the engine's
+//! in-flight count and the time since its last progress. Locks are taken briefly, one at a time,
+//! never across an `.await`.
+
+use super::convert::part;
+use super::schema::{PartitionSnapshot, Snapshot};
+use crate::Consumer;
+
+/// The consumer's state now.
+pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
+    let (shared, metrics) = consumer.telemetry_view();
+    let member = consumer.member_state();
+    let mut partitions: Vec<PartitionSnapshot> = {
+        let subs = shared.subs();
+        subs.partitions()
+            .map(|(tp, state)| {
+                let p = part(tp);
+                PartitionSnapshot {
+                    topic: p.topic,
+                    partition: p.partition,
+                    position: state.position().map(|pos| pos.offset),
+                    committed: state.committed().map(|c| c.offset),
+                    high_watermark: state.high_watermark(),
+                    paused: state.is_paused() || state.is_paused_by_backpressure(),
+                    in_flight: 0,
+                }
+            })
+            .collect()
+    };
+    let mut snap = Snapshot {
+        member_state: member.as_ref().map(|m| format!("{:?}", m.state)),
+        generation: member.as_ref().map_or(-1, |m| m.generation),
+        leader_id: member.as_ref().and_then(|m| m.leader_id.clone()),
+        protocol_name: member.as_ref().and_then(|m| m.protocol_name.clone()),
+        partitions: Vec::new(),
+        in_flight: 0,
+        concurrency: 0,
+        since_last_progress_seconds: 0.0,
+        buffered_records: 0,
+        stream_dropped_total: consumer.dropped_events(),
+        shutting_down: shared.is_shutting_down(),
+    };
+    if let Some(m) = metrics {
+        snap.in_flight = m.in_flight;
+        snap.concurrency = m.concurrency;
+        snap.since_last_progress_seconds = m.since_last_progress.as_secs_f64();
+        snap.buffered_records = m.partitions.iter().map(|p| p.buffered_records).sum();
+        for pm in &m.partitions {
+            let key = part(&pm.partition);
+            if let Some(ps) = partitions
+                .iter_mut()
+                .find(|ps| ps.topic == key.topic && ps.partition == key.partition)
+            {
+                ps.in_flight = pm.in_flight;
+            }
+        }
+    }
+    partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    snap.partitions = partitions;
+    snap
+}
