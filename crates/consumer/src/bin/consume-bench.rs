@@ -1,0 +1,152 @@
+//! `consume-bench`: consumes N records of a topic with the Mooring [`Consumer`] (a no-op handler
+//! that counts records and value bytes), in a fresh group from the earliest offset, and prints one
+//! JSON line with what it measured. `scripts/bench-consumer` runs it beside Kafka's Java
+//! `ConsumerPerformance` and librdkafka on the same data and prints the comparison.
+//!
+//! Timing: `consume_secs` runs from the first record handed to the handler to the N-th (the
+//! group join and the offset look-ups are before it, as Java's `fetch.time.ms` leaves out the
+//! rebalance); `total_secs` from just before `subscribe` to the N-th record.
+//!
+//! The consumer keeps its defaults (buffering, concurrency, fetch sizes) unless `--set` says
+//! otherwise, so the figures are those of an application that configures nothing.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::{Consumer, ConsumerConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "consume-bench",
+    about = "Consume N records with the Mooring consumer and print throughput as JSON"
+)]
+struct Args {
+    /// Brokers: HOST:PORT[,...].
+    #[arg(long = "bootstrap-server")]
+    bootstrap_server: String,
+    /// The topic to consume.
+    #[arg(long)]
+    topic: String,
+    /// Stop after this many records.
+    #[arg(long)]
+    messages: u64,
+    /// The consumer group (use a fresh one so consumption starts at the earliest offset).
+    #[arg(long)]
+    group: String,
+    /// Extra consumer properties, KEY=VALUE (repeatable), e.g. `--set fetch.max.bytes=1048576`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout_secs: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    records: AtomicU64,
+    bytes: AtomicU64,
+    first: OnceLock<Instant>,
+    last: OnceLock<Instant>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("consume-bench: tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("consume-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let mut props: Vec<(String, String)> = vec![
+        ("bootstrap.servers".into(), args.bootstrap_server.clone()),
+        ("group.id".into(), args.group.clone()),
+        ("auto.offset.reset".into(), "earliest".into()),
+        ("client.id".into(), "consume-bench".into()),
+    ];
+    for kv in &args.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
+        props.retain(|(key, _)| key != k);
+        props.push((k.to_owned(), v.to_owned()));
+    }
+    let config = ConsumerConfig::from_properties(props)?;
+    let consumer = Consumer::new(config)?;
+    let shutdown = consumer.shutdown_handle();
+    let counts = Arc::new(Counts::default());
+    let target = args.messages;
+
+    let begun = Instant::now();
+    consumer.subscribe([args.topic.clone()])?;
+    let handler = {
+        let counts = Arc::clone(&counts);
+        let shutdown = shutdown.clone();
+        move |record: ConsumerRecord| {
+            let counts = Arc::clone(&counts);
+            let shutdown = shutdown.clone();
+            async move {
+                let _ = counts.first.get_or_init(Instant::now);
+                let bytes = record.value().map_or(0, |v| v.len()) as u64;
+                counts.bytes.fetch_add(bytes, Ordering::Relaxed);
+                let n = counts.records.fetch_add(1, Ordering::Relaxed) + 1;
+                if n == target {
+                    let _ = counts.last.set(Instant::now());
+                    shutdown.shutdown();
+                }
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let watchdog = {
+        let shutdown = shutdown.clone();
+        let limit = Duration::from_secs(args.timeout_secs);
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            shutdown.shutdown();
+        })
+    };
+    let result = consumer.run(handler).await;
+    watchdog.abort();
+    result?;
+
+    let records = counts.records.load(Ordering::Relaxed);
+    let (Some(first), Some(last)) = (counts.first.get(), counts.last.get()) else {
+        return Err(format!(
+            "only {records} of {target} records within {} s",
+            args.timeout_secs
+        )
+        .into());
+    };
+    // The records and bytes up to the N-th (a few more may have run before shutdown took hold).
+    let bytes = counts.bytes.load(Ordering::Relaxed) * target / records.max(1);
+    let consume = last.duration_since(*first).as_secs_f64();
+    let total = last.duration_since(begun).as_secs_f64();
+    println!(
+        "{}",
+        serde_json::json!({
+            "client": "mooring",
+            "records": target,
+            "bytes": bytes,
+            "consume_secs": consume,
+            "total_secs": total,
+            "records_per_sec": target as f64 / consume,
+            "mib_per_sec": bytes as f64 / 1048576.0 / consume,
+        })
+    );
+    Ok(())
+}
