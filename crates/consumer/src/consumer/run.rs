@@ -58,9 +58,13 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
         engine: Arc::new(engine.clone()),
     }));
 
-    if let Some(events) = member.as_ref().and_then(GroupHandle::take_events) {
-        tasks.spawn(forward_group_events(events, Arc::clone(&shared)));
-    }
+    // Kept apart from `tasks`: the member's last events (revoked, left) are still queued when
+    // it has closed, and must reach the application before `run` returns.
+    let (flush, flushed) = tokio::sync::oneshot::channel();
+    let group_events = member
+        .as_ref()
+        .and_then(GroupHandle::take_events)
+        .map(|events| tokio::spawn(forward_group_events(events, Arc::clone(&shared), flushed)));
     tasks.spawn(forward_engine_events(
         engine_events,
         Arc::clone(&shared),
@@ -122,6 +126,10 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
         }
     }
     tasks.abort_all();
+    let _ = flush.send(());
+    if let Some(forwarder) = group_events {
+        let _ = forwarder.await;
+    }
     inner.set_running(None);
     shared.emit(ConsumerEvent::Shutdown {
         duration: begun.elapsed(),
@@ -133,8 +141,23 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
     }
 }
 
-async fn forward_group_events(mut events: GroupEvents, shared: Arc<Shared>) {
-    while let Some(event) = events.recv().await {
+/// Forwards the member's events until `flush` fires (or its sender is dropped), then forwards
+/// what is queued and ends.
+async fn forward_group_events(
+    mut events: GroupEvents,
+    shared: Arc<Shared>,
+    mut flush: tokio::sync::oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => shared.emit(ConsumerEvent::Group(event)),
+                None => return,
+            },
+            _ = &mut flush => break,
+        }
+    }
+    while let Ok(event) = events.try_recv() {
         shared.emit(ConsumerEvent::Group(event));
     }
 }
