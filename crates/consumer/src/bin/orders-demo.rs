@@ -1,0 +1,427 @@
+//! `orders-demo`: the demo service `scripts/demo` runs three of, as a Kubernetes deployment would
+//! run three pods. It consumes the `orders` topic with an async handler that takes a few
+//! milliseconds per record, and shows what Mooring does around it: static membership, rebalance
+//! events, and a clean shutdown on SIGTERM.
+//!
+//! Configuration (the `config` crate): an optional file (`--config FILE`, TOML or YAML by its
+//! extension) whose keys are Kafka's own property names (`bootstrap.servers = "..."`, dotted or
+//! quoted), then environment variables over it: `MOORING__` followed by the property name in
+//! capitals with `_` for `.` (`MOORING__BOOTSTRAP_SERVERS`, `MOORING__GROUP_INSTANCE_ID`; on
+//! Kubernetes, set the latter from the pod name). Keys under `demo.` are the demo's own (below);
+//! every other key goes to [`ConsumerConfig::from_properties`], so an unknown or ill-typed key is
+//! an error naming the key and the nearest valid one.
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `demo.topic` | `orders` | the topic to consume |
+//! | `demo.output` | stdout | file the processed records are appended to |
+//! | `demo.processing.min.ms` / `demo.processing.max.ms` | 2 / 5 | each record takes this long to process (spread over the range by its offset) |
+//!
+//! Output: one line per processed record, written (and so durable against a crash) before the
+//! handler returns, hence before its offset can be committed: `record TOPIC PARTITION OFFSET
+//! VALUE`. On stdout, one line per event: `event NAME key=value ...` (`started`, `rebalance-started`,
+//! `revoked`, `assigned`, `lost`, `rebalance-completed`, `rebalance-failed`, `fenced`,
+//! `poll-interval-exceeded`, `consuming` at the first record processed, `left`, `shutdown`,
+//! `stopped`).
+//!
+//! SIGTERM/SIGINT: stop fetching, let the running handlers finish, commit, close; a static member
+//! (with `group.instance.id`) stays in the group, so a restart within `session.timeout.ms` causes
+//! no rebalance (KIP-345). Exit status 0 after a clean stop, 1 on a fatal error or a bad config.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use clap::Parser;
+use config::{Config, Environment, File, Value, ValueKind};
+use mooring_consumer::processing::{ConsumerRecord, ProcessingEvent};
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerEvent, GroupEventKind, TopicPartition};
+
+/// The prefix of environment overrides: `MOORING__BOOTSTRAP_SERVERS` sets `bootstrap.servers`.
+const ENV_PREFIX: &str = "MOORING";
+
+/// Consumer properties the demo sets unless the config says otherwise.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("group.id", "orders-demo"),
+    ("auto.offset.reset", "earliest"),
+    ("partition.assignment.strategy", "cooperative-sticky"),
+    ("session.timeout.ms", "10000"),
+    ("heartbeat.interval.ms", "1000"),
+    ("auto.commit.interval.ms", "1000"),
+    ("mooring.concurrency", "16"),
+];
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "orders-demo",
+    about = "Mooring's demo service: consumes `orders` with a slow async handler; config from a \
+             file (Kafka property names) and MOORING__* environment variables"
+)]
+struct Args {
+    /// Config file (TOML or YAML, by extension), Kafka property names as keys.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// Everything the service needs, read from the file and the environment.
+#[derive(Debug)]
+struct Settings {
+    /// Kafka properties for the consumer.
+    props: Vec<(String, String)>,
+    topic: String,
+    output: Option<PathBuf>,
+    min_ms: u64,
+    max_ms: u64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let settings = match settings(args.config.as_ref()) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("orders-demo: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("orders-demo: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(settings))
+}
+
+/// The file's properties, then the environment's over them, then the demo's own keys taken out.
+fn settings(file: Option<&PathBuf>) -> Result<Settings, String> {
+    let mut props: Vec<(String, String)> = DEFAULTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if let Some(path) = file {
+        let from_file = Config::builder()
+            .add_source(File::from(path.as_path()))
+            .build()
+            .map_err(|e| format!("--config {}: {e}", path.display()))?;
+        for (key, value) in flatten(from_file, false)? {
+            set(&mut props, key, value);
+        }
+    }
+    let from_env = Config::builder()
+        .add_source(Environment::with_prefix(ENV_PREFIX).prefix_separator("__"))
+        .build()
+        .map_err(|e| format!("environment: {e}"))?;
+    for (key, value) in flatten(from_env, true)? {
+        set(&mut props, key, value);
+    }
+    let mut take = |key: &str| -> Option<String> {
+        let at = props.iter().position(|(k, _)| k == key)?;
+        Some(props.remove(at).1)
+    };
+    let topic = take("demo.topic").unwrap_or_else(|| "orders".into());
+    let output = take("demo.output")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from);
+    let millis = |key: &str, value: Option<String>, default: u64| -> Result<u64, String> {
+        value.map_or(Ok(default), |v| {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{key}: `{v}` is not a number of milliseconds"))
+        })
+    };
+    let min_ms = millis("demo.processing.min.ms", take("demo.processing.min.ms"), 2)?;
+    let max_ms = millis("demo.processing.max.ms", take("demo.processing.max.ms"), 5)?;
+    if max_ms < min_ms {
+        return Err(format!(
+            "demo.processing.max.ms ({max_ms}) is below demo.processing.min.ms ({min_ms})"
+        ));
+    }
+    if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("demo.")) {
+        return Err(format!(
+            "{key}: unknown demo key (demo.topic, demo.output, demo.processing.min.ms, \
+             demo.processing.max.ms)"
+        ));
+    }
+    Ok(Settings {
+        props,
+        topic,
+        output,
+        min_ms,
+        max_ms,
+    })
+}
+
+fn set(props: &mut Vec<(String, String)>, key: String, value: String) {
+    props.retain(|(k, _)| *k != key);
+    props.push((key, value));
+}
+
+/// Nested tables become dotted keys (`bootstrap.servers`); from the environment, where a key is
+/// one word, `_` stands for `.` (Kafka's property names have no underscores).
+fn flatten(config: Config, from_env: bool) -> Result<Vec<(String, String)>, String> {
+    let table: config::Map<String, Value> = config
+        .try_deserialize()
+        .map_err(|e| format!("reading the configuration: {e}"))?;
+    let mut out = Vec::new();
+    for (key, value) in table {
+        flatten_into(&key, value, &mut out)?;
+    }
+    if from_env {
+        for (key, _) in &mut out {
+            *key = key.to_lowercase().replace('_', ".");
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn flatten_into(prefix: &str, value: Value, out: &mut Vec<(String, String)>) -> Result<(), String> {
+    match value.kind {
+        ValueKind::Table(table) => {
+            for (key, value) in table {
+                flatten_into(&format!("{prefix}.{key}"), value, out)?;
+            }
+        }
+        ValueKind::Array(items) => {
+            let items: Result<Vec<String>, String> = items
+                .into_iter()
+                .map(|v| v.into_string().map_err(|e| format!("{prefix}: {e}")))
+                .collect();
+            out.push((prefix.to_owned(), items?.join(",")));
+        }
+        ValueKind::Nil => {}
+        _ => {
+            let text = value.into_string().map_err(|e| format!("{prefix}: {e}"))?;
+            out.push((prefix.to_owned(), text));
+        }
+    }
+    Ok(())
+}
+
+/// Where processed records go; each line is one write, so concurrent handlers never interleave.
+struct Output {
+    sink: Mutex<Box<dyn Write + Send>>,
+}
+
+impl Output {
+    fn open(path: Option<&PathBuf>) -> Result<Output, String> {
+        let sink: Box<dyn Write + Send> = match path {
+            Some(path) => Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("demo.output {}: {e}", path.display()))?,
+            ),
+            None => Box::new(std::io::stdout()),
+        };
+        Ok(Output {
+            sink: Mutex::new(sink),
+        })
+    }
+
+    fn write(&self, line: &str) -> std::io::Result<()> {
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        sink.write_all(line.as_bytes())?;
+        sink.flush()
+    }
+}
+
+/// One line on stdout.
+fn event(line: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "event {line}");
+    let _ = out.flush();
+}
+
+/// A processing time in `[min, max]` ms that looks random but is the same for a record every time.
+fn latency(min_ms: u64, max_ms: u64, partition: i32, offset: i64) -> Duration {
+    let mut x = (offset as u64) ^ ((partition as u64) << 48) ^ 0x9E37_79B9_7F4A_7C15;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    Duration::from_millis(min_ms + x % (max_ms - min_ms + 1))
+}
+
+fn list<T: Clone + Into<TopicPartition>>(partitions: &[T]) -> String {
+    let names: Vec<String> = partitions
+        .iter()
+        .map(|tp| tp.clone().into().to_string())
+        .collect();
+    if names.is_empty() {
+        "-".into()
+    } else {
+        names.join(",")
+    }
+}
+
+fn print_event(e: &ConsumerEvent) {
+    match e {
+        ConsumerEvent::Group(g) => match &g.kind {
+            GroupEventKind::RebalanceStarted {
+                cause, generation, ..
+            } => event(format_args!(
+                "rebalance-started cause={cause:?} generation={generation}"
+            )),
+            GroupEventKind::PartitionsRevoked { partitions, .. } => {
+                event(format_args!("revoked partitions={}", list(partitions)))
+            }
+            GroupEventKind::PartitionsAssigned {
+                added, assignment, ..
+            } => event(format_args!(
+                "assigned added={} assignment={}",
+                list(added),
+                list(assignment)
+            )),
+            GroupEventKind::PartitionsLost { partitions, .. } => {
+                event(format_args!("lost partitions={}", list(partitions)))
+            }
+            GroupEventKind::RebalanceCompleted {
+                generation, total, ..
+            } => event(format_args!(
+                "rebalance-completed generation={generation} took_ms={}",
+                total.as_millis()
+            )),
+            GroupEventKind::RebalanceFailed { error, .. } => {
+                event(format_args!("rebalance-failed error={error:?}"))
+            }
+            GroupEventKind::Fenced { instance_id, .. } => {
+                event(format_args!("fenced instance={instance_id}"))
+            }
+            GroupEventKind::Left {
+                sent_leave_group, ..
+            } => event(format_args!("left sent_leave_group={sent_leave_group}")),
+            _ => {}
+        },
+        ConsumerEvent::Processing(ProcessingEvent::PollIntervalExceeded {
+            partition,
+            offset,
+            elapsed,
+        }) => event(format_args!(
+            "poll-interval-exceeded partition={partition} offset={offset} elapsed_ms={}",
+            elapsed.as_millis()
+        )),
+        ConsumerEvent::CommitFailed { error } => {
+            event(format_args!("commit-failed error={error:?}"))
+        }
+        ConsumerEvent::Shutdown {
+            duration,
+            timed_out,
+        } => event(format_args!(
+            "shutdown took_ms={} timed_out={}",
+            duration.as_millis(),
+            list(timed_out)
+        )),
+        _ => {}
+    }
+}
+
+async fn serve(settings: Settings) -> ExitCode {
+    let config = match ConsumerConfig::from_properties(settings.props.iter().cloned()) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("orders-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let output = match Output::open(settings.output.as_ref()) {
+        Ok(output) => Arc::new(output),
+        Err(message) => {
+            eprintln!("orders-demo: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (group, instance) = config.group.as_ref().map_or(("-".into(), "-".into()), |g| {
+        (
+            g.group_id.clone(),
+            g.group_instance_id.clone().unwrap_or_else(|| "-".into()),
+        )
+    });
+    let consumer = match Consumer::new(config) {
+        Ok(consumer) => consumer,
+        Err(e) => {
+            eprintln!("orders-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = consumer.subscribe([settings.topic.clone()]) {
+        eprintln!("orders-demo: {e}");
+        return ExitCode::FAILURE;
+    }
+    let Some(mut events) = consumer.events() else {
+        eprintln!("orders-demo: the consumer's events were taken already");
+        return ExitCode::FAILURE;
+    };
+    consumer.shutdown_handle().on_signals();
+    event(format_args!(
+        "started group={group} instance={instance} topic={} pid={}",
+        settings.topic,
+        std::process::id()
+    ));
+
+    let processed = Arc::new(AtomicU64::new(0));
+    let consuming = Arc::new(AtomicBool::new(false));
+    let (min_ms, max_ms) = (settings.min_ms, settings.max_ms);
+    let handler = {
+        let (output, processed) = (Arc::clone(&output), Arc::clone(&processed));
+        move |record: ConsumerRecord| {
+            let (output, processed, consuming) = (
+                Arc::clone(&output),
+                Arc::clone(&processed),
+                Arc::clone(&consuming),
+            );
+            async move {
+                tokio::time::sleep(latency(min_ms, max_ms, record.partition(), record.offset()))
+                    .await;
+                let value = record
+                    .value()
+                    .map_or_else(|| "-".into(), |v| String::from_utf8_lossy(v).into_owned());
+                output
+                    .write(&format!(
+                        "record {} {} {} {value}\n",
+                        record.topic(),
+                        record.partition(),
+                        record.offset()
+                    ))
+                    .map_err(|e| format!("writing the output: {e}"))?;
+                processed.fetch_add(1, Ordering::Relaxed);
+                if !consuming.swap(true, Ordering::Relaxed) {
+                    event(format_args!("consuming"));
+                }
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let run = consumer.run(handler);
+    tokio::pin!(run);
+    let result = loop {
+        tokio::select! {
+            result = &mut run => break result,
+            Some(e) = events.recv() => print_event(&e),
+        }
+    };
+    // The last events (shutdown, left) were sent before `run` returned.
+    while let Ok(e) = events.try_recv() {
+        print_event(&e);
+    }
+    let processed = processed.load(Ordering::Relaxed);
+    match result {
+        Ok(()) => {
+            event(format_args!("stopped records={processed}"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            event(format_args!("stopped records={processed} error={e:?}"));
+            eprintln!("orders-demo: stopped on a fatal error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
