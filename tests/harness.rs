@@ -37,7 +37,7 @@ fn shared_cluster_answers_and_creates_topics() {
 
 #[test]
 fn records_survive_a_broker_sigkill() {
-    let cluster = Cluster::dedicated("t-crash", 1, 39000);
+    let cluster = Cluster::dedicated("t-crash", 1, 23000);
     let topic = unique("crash");
     cluster.create_topic(&topic, 4);
     cluster.produce_perf(&topic, 10_000, 100);

@@ -24,7 +24,7 @@ const RECORDS: u64 = 3000;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "three-node cluster, about 40 s: run with --ignored"]
 async fn a_leader_failure_loses_nothing() {
-    let cluster = Cluster::dedicated("t-consumer-leader", 3, 37000);
+    let cluster = Cluster::dedicated("t-consumer-leader", 3, 27000);
     let topic = unique("leader");
     let group = unique("leader-g");
     cluster.create_topic(&topic, 3);

@@ -970,7 +970,7 @@ fn consumer_failure_autocommit() {
 fn dedicated_cluster() -> Cluster {
     const NAME: &str = "t-vc-brokers";
     for attempt in 1..=3 {
-        match std::panic::catch_unwind(|| Cluster::dedicated(NAME, 3, 35000)) {
+        match std::panic::catch_unwind(|| Cluster::dedicated(NAME, 3, 26000)) {
             Ok(cluster) => return cluster,
             Err(_) => eprintln!("starting cluster {NAME}: attempt {attempt} failed"),
         }

@@ -529,7 +529,7 @@ async fn cooperative_commit_of_kept_partitions_during_a_rebalance() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn member_follows_its_coordinator_to_another_node() {
     // Internal topics there have RF 3, so the group's offsets partition gets a new leader.
-    let cluster = Cluster::dedicated("t-member-failover", 3, 33000);
+    let cluster = Cluster::dedicated("t-member-failover", 3, 25000);
     let topic = unique("group-failover");
     let group = unique("g-failover");
     cluster.create_topic(&topic, PARTITIONS as u32);

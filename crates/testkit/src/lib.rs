@@ -101,7 +101,9 @@ impl Cluster {
     }
 
     /// Starts a private cluster of `nodes` (1 or 3) nodes named `name` on its own ports; it is
-    /// stopped (every process, by PID) when the returned value is dropped.
+    /// stopped (every process, by PID) when the returned value is dropped. Keep `port_base` below
+    /// 32368, so no port falls in Linux's range for outgoing connections (32768-60999), where a
+    /// client socket may already hold it.
     pub fn dedicated(name: &str, nodes: u8, port_base: u16) -> Cluster {
         let _ = run_script(name, &["stop"]);
         let out = run_script(
@@ -115,11 +117,14 @@ impl Cluster {
             ],
         )
         .unwrap_or_else(|e| panic!("could not run scripts/kafka start for {name}: {e}"));
-        assert!(
-            out.status.success(),
-            "scripts/kafka --cluster {name} start failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        if !out.status.success() {
+            // Nodes that did start must not outlive the failed attempt.
+            let _ = run_script(name, &["stop"]);
+            panic!(
+                "scripts/kafka --cluster {name} start failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let env = parse_env(&String::from_utf8_lossy(&out.stdout));
         Cluster {
             name: name.into(),
