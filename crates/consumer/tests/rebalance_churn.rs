@@ -1,0 +1,310 @@
+//! Rebalances under load against the real broker: async handlers with random latencies while
+//! members join and leave over and over (at least 20 rebalances, eager and cooperative) lose
+//! nothing and handle nothing twice; and the pause rule across rebalances (a pause holds on a
+//! partition that stays, a partition that moves away and comes back starts unpaused), checked with
+//! the consumer's own API.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{consumer, stop, wait_until, Seen};
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::{Consumer, ConsumerError, TopicPartition};
+use mooring_testkit::{unique, Cluster};
+use tokio::task::JoinHandle;
+
+const PARTITIONS: usize = 6;
+/// Join + leave cycles of the second member: each is at least two rebalances.
+const CYCLES: usize = 10;
+const RECORDS: u64 = 3000;
+
+/// A latency in 1..=8 ms that looks random but is fixed per record.
+fn latency(partition: i32, offset: i64) -> Duration {
+    let mut x = (offset as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (partition as u64);
+    x = (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 32;
+    Duration::from_millis(1 + x % 8)
+}
+
+/// Runs `c` with a handler that sleeps a random latency, then records the record into `seen`
+/// (shared by every member: a record handled by two members is a duplicate) and counts it.
+fn spawn_member(
+    c: &Consumer,
+    seen: &Seen,
+    handled: &Arc<AtomicU64>,
+) -> JoinHandle<Result<(), ConsumerError>> {
+    let (c, seen, handled) = (c.clone(), seen.clone(), Arc::clone(handled));
+    tokio::spawn(async move {
+        c.run(move |record: ConsumerRecord| {
+            let (seen, handled) = (seen.clone(), Arc::clone(&handled));
+            async move {
+                tokio::time::sleep(latency(record.partition(), record.offset())).await;
+                seen.record(&record);
+                handled.fetch_add(1, Ordering::Relaxed);
+                Ok::<(), String>(())
+            }
+        })
+        .await
+    })
+}
+
+/// Produces `count` records at `rate` a second with Kafka's VerifiableProducer, off the runtime;
+/// returns how many were acknowledged.
+fn produce_in_background(topic: &str, count: u64, rate: u32) -> JoinHandle<u64> {
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let cluster = Cluster::shared();
+        let out = cluster.tool_ok(
+            "VerifiableProducer",
+            &[
+                "--bootstrap-server",
+                cluster.bootstrap(),
+                "--topic",
+                &topic,
+                "--max-messages",
+                &count.to_string(),
+                "--throughput",
+                &rate.to_string(),
+                "--acks",
+                "-1",
+            ],
+        );
+        out.lines()
+            .filter(|l| l.contains("\"name\":\"producer_send_success\""))
+            .count() as u64
+    })
+}
+
+/// One member stays while a second joins, handles records, and leaves, `CYCLES` times, under a
+/// steady stream. Returns (lost, duplicates, rebalances the staying member went through).
+async fn churn(strategy: &str) -> (u64, u64, i32) {
+    let cluster = Cluster::shared();
+    let topic = unique("churn");
+    let group = unique("churn-g");
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    let extra = [
+        ("partition.assignment.strategy", strategy),
+        ("heartbeat.interval.ms", "200"),
+        ("mooring.concurrency", "8"),
+    ];
+    let seen = Seen::default();
+    let anchor = consumer(&cluster, &group, &extra);
+    anchor.subscribe([topic.clone()]).unwrap();
+    let anchor_handled = Arc::new(AtomicU64::new(0));
+    let anchor_run = spawn_member(&anchor, &seen, &anchor_handled);
+    wait_until(
+        "the first member owns every partition",
+        Duration::from_secs(30),
+        || anchor.assignment().len() == PARTITIONS,
+    )
+    .await;
+    let first_generation = anchor.member_state().unwrap().generation;
+    let producer = produce_in_background(&topic, RECORDS, 150);
+
+    for cycle in 0..CYCLES {
+        let other = consumer(&cluster, &group, &extra);
+        other.subscribe([topic.clone()]).unwrap();
+        let handled = Arc::new(AtomicU64::new(0));
+        let run = spawn_member(&other, &seen, &handled);
+        wait_until(
+            &format!("cycle {cycle}: the partitions shared by both members"),
+            Duration::from_secs(30),
+            || {
+                let (a, b) = (anchor.assignment().len(), other.assignment().len());
+                a > 0 && b > 0 && a + b == PARTITIONS
+            },
+        )
+        .await;
+        wait_until(
+            &format!("cycle {cycle}: the second member handles records"),
+            Duration::from_secs(30),
+            || handled.load(Ordering::Relaxed) > 0,
+        )
+        .await;
+        // A clean leave: drain, commit, LeaveGroup (a dynamic member).
+        stop(&other, run).await.unwrap();
+        wait_until(
+            &format!("cycle {cycle}: the first member owns every partition again"),
+            Duration::from_secs(30),
+            || anchor.assignment().len() == PARTITIONS,
+        )
+        .await;
+    }
+    let rebalances = anchor.member_state().unwrap().generation - first_generation;
+    let acked = producer.await.unwrap();
+    assert_eq!(acked, RECORDS, "the producer's records acknowledged");
+    wait_until("every record handled", Duration::from_secs(60), || {
+        seen.distinct() as u64 >= RECORDS
+    })
+    .await;
+    stop(&anchor, anchor_run).await.unwrap();
+    let ends: i64 = cluster.end_offsets(&topic).values().sum();
+    assert_eq!(ends as u64, RECORDS);
+    let lost = RECORDS - seen.distinct() as u64;
+    let duplicates = seen.duplicates();
+    println!(
+        "{strategy}: {CYCLES} join/leave cycles, {rebalances} rebalances (generations), \
+         lost = {lost}, duplicates = {duplicates}, first member handled {}",
+        anchor_handled.load(Ordering::Relaxed)
+    );
+    (lost, duplicates, rebalances)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eager_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
+    let (lost, duplicates, rebalances) = churn("range").await;
+    assert!(rebalances >= 20, "only {rebalances} rebalances");
+    assert_eq!((lost, duplicates), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cooperative_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
+    let (lost, duplicates, rebalances) = churn("cooperative-sticky").await;
+    assert!(rebalances >= 20, "only {rebalances} rebalances");
+    assert_eq!((lost, duplicates), (0, 0));
+}
+
+/// Cooperative rebalances: a paused partition that stays with its member stays paused (gets
+/// nothing until resumed); one that moves away and comes back starts unpaused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves() {
+    let cluster = Cluster::shared();
+    let topic = unique("pause-rebalance");
+    let group = unique("pause-rebalance-g");
+    cluster.create_topic(&topic, 4);
+    let extra = [
+        ("partition.assignment.strategy", "cooperative-sticky"),
+        ("heartbeat.interval.ms", "200"),
+    ];
+    let (seen_a, seen_b) = (Seen::default(), Seen::default());
+    let a = consumer(&cluster, &group, &extra);
+    a.subscribe([topic.clone()]).unwrap();
+    let run_a = common::spawn_run(&a, &seen_a, Duration::ZERO);
+    let all: Vec<TopicPartition> = (0..4).map(|p| TopicPartition::new(&topic, p)).collect();
+    wait_until(
+        "the first member owns every partition, positions known",
+        Duration::from_secs(30),
+        || all.iter().all(|tp| a.position(tp).is_some()),
+    )
+    .await;
+    a.pause(all.clone()).unwrap();
+
+    // A second member joins: half the partitions move to it, the other half stay with `a`.
+    let b = consumer(&cluster, &group, &extra);
+    b.subscribe([topic.clone()]).unwrap();
+    let run_b = common::spawn_run(&b, &seen_b, Duration::ZERO);
+    wait_until("two partitions each", Duration::from_secs(30), || {
+        a.assignment().len() == 2 && b.assignment().len() == 2
+    })
+    .await;
+    let kept = a.assignment();
+    let moved = b.assignment();
+    assert_eq!(
+        a.paused(),
+        kept,
+        "the pause holds on the partitions that stayed"
+    );
+    assert!(
+        b.paused().is_empty(),
+        "the moved partitions arrive unpaused"
+    );
+
+    // Records in every partition: `b` handles its share, `a` nothing (its partitions are paused).
+    assert_eq!(cluster.produce_verifiable(&topic, 400, 40, &[]), 400);
+    let ends = cluster.end_offsets(&topic);
+    let end = |tp: &TopicPartition| ends[&tp.partition];
+    assert!(
+        all.iter().all(|tp| end(tp) > 0),
+        "records everywhere: {ends:?}"
+    );
+    wait_until(
+        "the moved partitions consumed by the new member",
+        Duration::from_secs(30),
+        || {
+            moved
+                .iter()
+                .all(|tp| seen_b.count_in(tp.partition) as i64 == end(tp))
+        },
+    )
+    .await;
+    for tp in &kept {
+        assert_eq!(
+            seen_a.count_in(tp.partition),
+            0,
+            "paused {tp} handled records"
+        );
+    }
+
+    // `b` leaves: the moved partitions come back to `a`, unpaused, and are consumed there;
+    // the kept ones stay paused.
+    stop(&b, run_b).await.unwrap();
+    wait_until(
+        "every partition back with the first member",
+        Duration::from_secs(30),
+        || a.assignment().len() == 4,
+    )
+    .await;
+    assert_eq!(
+        a.paused(),
+        kept,
+        "only the partitions that never left are paused"
+    );
+    assert_eq!(cluster.produce_verifiable(&topic, 400, 40, &[]), 400);
+    let ends = cluster.end_offsets(&topic);
+    let end = |tp: &TopicPartition| ends[&tp.partition];
+    wait_until(
+        "the returned partitions consumed by the first member",
+        Duration::from_secs(30),
+        || {
+            moved.iter().all(|tp| {
+                (seen_a.count_in(tp.partition) + seen_b.count_in(tp.partition)) as i64 == end(tp)
+            })
+        },
+    )
+    .await;
+    for tp in &moved {
+        assert!(
+            seen_a.count_in(tp.partition) > 0,
+            "{tp} came back and was consumed"
+        );
+    }
+    for tp in &kept {
+        assert_eq!(
+            seen_a.count_in(tp.partition),
+            0,
+            "paused {tp} handled records"
+        );
+        assert_eq!(a.position(tp), Some(0), "paused {tp} moved on");
+    }
+
+    a.resume(kept.clone()).unwrap();
+    wait_until(
+        "the kept partitions consumed after resume",
+        Duration::from_secs(30),
+        || {
+            kept.iter()
+                .all(|tp| seen_a.count_in(tp.partition) as i64 == end(tp))
+        },
+    )
+    .await;
+    stop(&a, run_a).await.unwrap();
+    let duplicates = seen_a.duplicates() + seen_b.duplicates();
+    let mut both = seen_a.offsets();
+    both.extend(seen_b.offsets());
+    let distinct = both.len();
+    both.sort();
+    both.dedup();
+    println!(
+        "pause across rebalances: kept {kept:?} paused throughout, moved {moved:?} came back \
+         unpaused; {} records, {} handled by both members, duplicates = {duplicates}",
+        both.len(),
+        distinct - both.len()
+    );
+    assert_eq!(both.len(), 800);
+    assert_eq!((distinct - both.len(), duplicates), (0, 0));
+}
