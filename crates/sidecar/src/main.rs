@@ -1,10 +1,78 @@
-//! mooring-sidecar: the process that runs beside each Mooring consumer.
-//!
-//! It will receive the consumer's telemetry events, watch the group from the broker, and serve
-//! Prometheus rebalance metrics, alert states and a health/debug API. It talks to the consumer only
-//! over localhost HTTP and must never be linked into the consumer process.
+//! The `mooring-sidecar` binary: `serve` (the default) runs the sidecar; `rules` prints the
+//! Prometheus rule file built from the same configuration; `check-config` validates it.
 
-fn main() {
-    eprintln!("mooring-sidecar: not built yet (see the sidecar issue); nothing to run");
-    std::process::exit(2);
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use mooring_sidecar::{rules, SidecarConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mooring-sidecar",
+    about = "Rebalance metrics, alerts and a health/debug API beside a Mooring consumer"
+)]
+struct Cli {
+    /// Configuration file (TOML or YAML); `MOORING_SIDECAR_*` environment variables override it.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve (the default).
+    Serve,
+    /// Print the Prometheus rule file for the configured thresholds.
+    Rules,
+    /// Validate the configuration and print it (secrets redacted).
+    CheckConfig,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match SidecarConfig::load(cli.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mooring-sidecar: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Rules => {
+            print!("{}", rules::render(&config));
+            ExitCode::SUCCESS
+        }
+        Command::CheckConfig => {
+            for (k, v) in &config.redacted {
+                println!("{k} = {v}");
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Serve => serve(config),
+    }
+}
+
+fn serve(config: SidecarConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mooring-sidecar: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let running = match mooring_sidecar::start(config).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("mooring-sidecar: cannot listen: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        eprintln!("mooring-sidecar: listening on {}", running.addr);
+        let _ = tokio::signal::ctrl_c().await;
+        running.shutdown().await;
+        ExitCode::SUCCESS
+    })
 }

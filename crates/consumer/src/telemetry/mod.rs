@@ -37,4 +37,6 @@ mod snapshot;
 pub use config::{ExporterConfig, DEFAULT_ENDPOINT};
 pub use convert::cause as schema_cause;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
-pub use schema::{Cause, Envelope, Event, MemberIdentity, Partition, PartitionSnapshot, Snapshot};
+pub use schema::{
+    Cause, Envelope, Event, MemberIdentity, Partition, PartitionSnapshot, Phases, Snapshot,
+};

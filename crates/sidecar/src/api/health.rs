@@ -1,0 +1,81 @@
+//! `/healthz` (liveness) and `/readyz` (readiness).
+//!
+//! Liveness is progress, never reachability: the sidecar's watch loop ticks, the consumer has
+//! sent something within `health.stale.ms` (snapshots come every few seconds), and its
+//! processing loop is not stalled past the critical poll-stall threshold. A broker outage fails
+//! none of these, so it cannot cause a restart storm. Readiness is the member's: joined, stable,
+//! assigned.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::alerts::AlertKind;
+use crate::app::{poll_stall, App};
+use crate::ingest::readiness;
+
+pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
+    let now = Instant::now();
+    let stale = app.config.health_stale;
+    let stall_limit = app.config.threshold(AlertKind::PollStallSeconds).critical;
+    let mut problems: Vec<String> = Vec::new();
+    let state = app.state();
+    // The watch loop ticks every interval whatever the broker does.
+    let watch_limit = (app.config.watch_interval * 3).max(Duration::from_secs(30));
+    let watch_reference = state.watch_tick.unwrap_or(state.started);
+    if now.duration_since(watch_reference) > watch_limit {
+        problems.push("the sidecar's watch loop is stuck".into());
+    }
+    let consumer_reference = state.last_event.unwrap_or(state.started);
+    let silent = now.duration_since(consumer_reference);
+    if silent > stale {
+        problems.push(format!(
+            "the consumer has sent nothing for {:.0} s",
+            silent.as_secs_f64()
+        ));
+    }
+    let stall = poll_stall(&state, now);
+    if stall > stall_limit {
+        problems.push(format!(
+            "the consumer's processing loop made no progress for {stall:.0} s"
+        ));
+    }
+    let seen = state.last_event.is_some();
+    drop(state);
+    let status = if problems.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = serde_json::json!({
+        "live": problems.is_empty(),
+        "problems": problems,
+        "consumer_seen": seen,
+        "consumer_silent_seconds": silent.as_secs_f64(),
+        "poll_stall_seconds": stall,
+    });
+    (status, Json(body)).into_response()
+}
+
+pub(crate) async fn readyz(State(app): State<Arc<App>>) -> Response {
+    let state = app.state();
+    let (ready, why) = readiness(&state);
+    let body = serde_json::json!({
+        "ready": ready,
+        "problems": why,
+        "member_id": state.member.member_id,
+        "generation": state.member.generation,
+        "assigned_partitions": state.member.assignment.len(),
+    });
+    drop(state);
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}

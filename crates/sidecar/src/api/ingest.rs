@@ -1,0 +1,34 @@
+//! `POST /v1/events` and `GET /metrics`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::app::App;
+
+pub(crate) async fn events(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    let report = crate::ingest::ingest(&app, &body);
+    if report.accepted == 0 && report.skipped > 0 {
+        return super::error(
+            StatusCode::BAD_REQUEST,
+            "no line is a telemetry envelope (NDJSON, schema 1)",
+        );
+    }
+    (StatusCode::ACCEPTED, Json(report)).into_response()
+}
+
+pub(crate) async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let _ = app.alerts();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        app.metrics.render(),
+    )
+        .into_response()
+}

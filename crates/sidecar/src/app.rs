@@ -1,0 +1,105 @@
+//! The sidecar's shared application state: configuration, metrics and [`State`], plus the alert
+//! evaluation that reads them. Cloned into every handler as an `Arc`.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::alerts::{judge, AlertKind, AlertState};
+use crate::config::SidecarConfig;
+use crate::metrics::Metrics;
+use crate::state::State;
+
+/// Configuration, metrics, state.
+#[derive(Debug)]
+pub struct App {
+    /// The configuration.
+    pub config: SidecarConfig,
+    /// The Prometheus series.
+    pub metrics: Metrics,
+    state: Mutex<State>,
+}
+
+impl App {
+    /// A fresh sidecar.
+    pub fn new(config: SidecarConfig) -> App {
+        let state = State::new(config.rebalance_history);
+        App {
+            config,
+            metrics: Metrics::new(),
+            state: Mutex::new(state),
+        }
+    }
+
+    /// The state. Never hold the guard across an `.await`.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every alert's state now; also sets the `mooring_alert_level` gauges and the poll-stall
+    /// gauge.
+    pub fn alerts(&self) -> Vec<AlertState> {
+        let now = Instant::now();
+        let mut state = self.state();
+        let stall = poll_stall(&state, now);
+        self.metrics.poll_stale_seconds.set(stall);
+        let mut out = Vec::new();
+        for kind in AlertKind::ALL {
+            let t = self.config.threshold(kind);
+            let window = t.window.unwrap_or_default();
+            let value = match kind {
+                AlertKind::Rebalances => {
+                    State::count_within(&mut state.rebalance_times, window, now) as f64
+                }
+                AlertKind::Fenced => {
+                    State::count_within(&mut state.fenced_times, window, now) as f64
+                }
+                AlertKind::RebalanceDurationSeconds => {
+                    let running = state
+                        .pending
+                        .as_ref()
+                        .map_or(0.0, |p| now.duration_since(p.started).as_secs_f64());
+                    running.max(state.last_rebalance_seconds)
+                }
+                AlertKind::LagRecords => {
+                    state.lag.values().map(|l| l.lag_records).max().unwrap_or(0) as f64
+                }
+                AlertKind::LagSeconds => state
+                    .lag
+                    .values()
+                    .map(|l| l.lag_seconds)
+                    .fold(0.0, f64::max),
+                AlertKind::PollStallSeconds => stall,
+            };
+            let alert = judge(kind, value, t);
+            self.metrics
+                .alert_level
+                .with_label_values(&[kind.as_str()])
+                .set(alert.level);
+            out.push(alert);
+        }
+        out
+    }
+}
+
+/// Time the processing loop made no progress while work waited: the snapshot's figure plus its
+/// age (0 when idle or never seen).
+pub fn poll_stall(state: &State, now: Instant) -> f64 {
+    match &state.snapshot {
+        Some((at, snap)) if snap.in_flight > 0 || snap.buffered_records > 0 => {
+            snap.since_last_progress_seconds + now.duration_since(*at).as_secs_f64()
+        }
+        _ => 0.0,
+    }
+}
+
+/// Unix time in seconds.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Unix time in ms.
+pub fn unix_ms() -> u64 {
+    (unix_now() * 1000.0) as u64
+}

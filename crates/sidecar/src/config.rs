@@ -1,0 +1,520 @@
+//! The sidecar's configuration: a file (TOML or YAML) plus environment overrides, read with the
+//! `config` crate and checked against one key table.
+//!
+//! Keys are flat, dotted names. The Kafka part uses Kafka's own property names (every key of
+//! [`CLIENT_KEYS`] plus `group.id`), so a Java or librdkafka config can be brought along; the
+//! sidecar's own keys are in [`SIDECAR_KEYS`]. An unknown key is an error naming the nearest valid
+//! one; an ill-typed value is an error naming the key.
+//!
+//! Environment: `MOORING_SIDECAR_` + the key with `.` written `__`, e.g.
+//! `MOORING_SIDECAR_BOOTSTRAP__SERVERS`, `MOORING_SIDECAR_ALERTS__REBALANCES__WARNING`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use mooring_coordinator::config::{nearest_key, ValueKind, CLIENT_KEYS};
+use mooring_coordinator::ClientConfig;
+
+use crate::alerts::{AlertKind, Threshold};
+
+/// Why the configuration was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file or the environment could not be read.
+    #[error("reading the configuration: {0}")]
+    Source(String),
+    /// A key no table knows.
+    #[error("unknown configuration key `{key}`{}", .nearest.as_ref().map(|n| format!("; did you mean `{n}`?")).unwrap_or_default())]
+    UnknownKey {
+        /// The key.
+        key: String,
+        /// The nearest valid key, if one is close.
+        nearest: Option<String>,
+    },
+    /// A value of the wrong type.
+    #[error("configuration key `{key}`: {message}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// How a sidecar key's value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `host:port`.
+    Addr,
+    /// `host:port`, or empty for none.
+    OptionalAddr,
+    /// Milliseconds.
+    Millis,
+    /// A non-negative integer.
+    Count,
+    /// A number.
+    Number,
+    /// A secret (shown redacted).
+    Secret,
+}
+
+/// One key of the sidecar's own table.
+#[derive(Debug, Clone, Copy)]
+pub struct SidecarKey {
+    /// The key.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// The default (empty: none).
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+const fn k(name: &'static str, kind: Kind, default: &'static str, doc: &'static str) -> SidecarKey {
+    SidecarKey {
+        name,
+        kind,
+        default,
+        doc,
+    }
+}
+
+/// The sidecar's own keys (the Kafka ones are [`CLIENT_KEYS`] and `group.id`).
+pub const SIDECAR_KEYS: &[SidecarKey] = &[
+    k(
+        "listen",
+        Kind::Addr,
+        "127.0.0.1:9464",
+        "ingest, health, metrics and debug API",
+    ),
+    k(
+        "metrics.listen",
+        Kind::OptionalAddr,
+        "",
+        "a second listener for /metrics, /healthz, /readyz only (e.g. 0.0.0.0:9465)",
+    ),
+    k(
+        "debug.token",
+        Kind::Secret,
+        "",
+        "bearer token the /debug/* and /alerts endpoints require (empty: none)",
+    ),
+    k(
+        "watch.interval.ms",
+        Kind::Millis,
+        "10000",
+        "DescribeGroups/OffsetFetch/ListOffsets interval",
+    ),
+    k(
+        "rebalances.history",
+        Kind::Count,
+        "50",
+        "rebalances kept for /debug/rebalances",
+    ),
+    k(
+        "lag.max.partitions",
+        Kind::Count,
+        "1000",
+        "most partitions exported with lag series",
+    ),
+    k(
+        "health.stale.ms",
+        Kind::Millis,
+        "60000",
+        "consumer silent longer than this: not live",
+    ),
+    k(
+        "alerts.rebalances.window.ms",
+        Kind::Millis,
+        "86400000",
+        "rolling window of the rebalance count",
+    ),
+    k(
+        "alerts.rebalances.warning",
+        Kind::Number,
+        "3",
+        "rebalances in the window: warning from",
+    ),
+    k(
+        "alerts.rebalances.critical",
+        Kind::Number,
+        "10",
+        "rebalances in the window: critical above",
+    ),
+    k(
+        "alerts.rebalance_duration_seconds.warning",
+        Kind::Number,
+        "30",
+        "last/ongoing rebalance duration: warning from",
+    ),
+    k(
+        "alerts.rebalance_duration_seconds.critical",
+        Kind::Number,
+        "120",
+        "last/ongoing rebalance duration: critical above",
+    ),
+    k(
+        "alerts.lag_records.warning",
+        Kind::Number,
+        "10000",
+        "largest partition lag in records: warning from",
+    ),
+    k(
+        "alerts.lag_records.critical",
+        Kind::Number,
+        "100000",
+        "largest partition lag in records: critical above",
+    ),
+    k(
+        "alerts.lag_seconds.warning",
+        Kind::Number,
+        "60",
+        "largest estimated time lag: warning from",
+    ),
+    k(
+        "alerts.lag_seconds.critical",
+        Kind::Number,
+        "300",
+        "largest estimated time lag: critical above",
+    ),
+    k(
+        "alerts.poll_stall_seconds.warning",
+        Kind::Number,
+        "60",
+        "poll loop without progress while work waits: warning from",
+    ),
+    k(
+        "alerts.poll_stall_seconds.critical",
+        Kind::Number,
+        "300",
+        "poll loop without progress while work waits: critical above",
+    ),
+    k(
+        "alerts.fenced.window.ms",
+        Kind::Millis,
+        "86400000",
+        "rolling window of the fencing count",
+    ),
+    k(
+        "alerts.fenced.warning",
+        Kind::Number,
+        "1",
+        "fencings in the window: warning from",
+    ),
+    k(
+        "alerts.fenced.critical",
+        Kind::Number,
+        "0",
+        "fencings in the window: critical above",
+    ),
+];
+
+/// The Kafka key the sidecar reads besides the client's.
+pub const GROUP_ID: &str = "group.id";
+
+/// The parsed configuration.
+#[derive(Debug, Clone)]
+pub struct SidecarConfig {
+    /// The main listener.
+    pub listen: SocketAddr,
+    /// The optional metrics/health listener.
+    pub metrics_listen: Option<SocketAddr>,
+    /// The debug endpoints' bearer token.
+    pub debug_token: Option<String>,
+    /// The group to watch from the broker (none: no watching).
+    pub group_id: Option<String>,
+    /// The Kafka client (when `bootstrap.servers` is set).
+    pub client: Option<ClientConfig>,
+    /// The broker watch interval.
+    pub watch_interval: Duration,
+    /// Rebalances kept for `/debug/rebalances`.
+    pub rebalance_history: usize,
+    /// The cap on lag series.
+    pub lag_max_partitions: usize,
+    /// Consumer silence that fails liveness.
+    pub health_stale: Duration,
+    /// Alert thresholds, one per kind.
+    pub alerts: BTreeMap<AlertKind, Threshold>,
+    /// Every key and value, secrets redacted (for `/debug/config`).
+    pub redacted: BTreeMap<String, String>,
+}
+
+impl SidecarConfig {
+    /// Reads `file` (if any; TOML or YAML by extension) and the environment.
+    pub fn load(file: Option<&Path>) -> Result<SidecarConfig, ConfigError> {
+        let mut builder = config::Config::builder();
+        if let Some(path) = file {
+            builder = builder.add_source(config::File::from(path));
+        }
+        builder = builder.add_source(
+            config::Environment::with_prefix("MOORING_SIDECAR")
+                .prefix_separator("_")
+                .separator("__"),
+        );
+        Self::from_builder(builder)
+    }
+
+    /// Reads a TOML document (no environment): for tests and `--config -`.
+    pub fn from_toml(text: &str) -> Result<SidecarConfig, ConfigError> {
+        let builder = config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml));
+        Self::from_builder(builder)
+    }
+
+    fn from_builder(
+        builder: config::ConfigBuilder<config::builder::DefaultState>,
+    ) -> Result<SidecarConfig, ConfigError> {
+        let built = builder
+            .build()
+            .map_err(|e| ConfigError::Source(e.to_string()))?;
+        let table = built
+            .try_deserialize::<std::collections::HashMap<String, config::Value>>()
+            .map_err(|e| ConfigError::Source(e.to_string()))?;
+        let mut flat = BTreeMap::new();
+        for (key, value) in table {
+            flatten(&key, value, &mut flat);
+        }
+        Self::from_flat(flat)
+    }
+
+    /// Builds from flat `key → value` pairs.
+    pub fn from_flat(flat: BTreeMap<String, String>) -> Result<SidecarConfig, ConfigError> {
+        let mut kafka = Vec::new();
+        let mut ours: BTreeMap<&'static str, String> = BTreeMap::new();
+        let mut group_id = None;
+        let mut redacted = BTreeMap::new();
+        for (key, value) in flat {
+            if let Some(spec) = SIDECAR_KEYS.iter().find(|s| s.name == key) {
+                let shown = if spec.kind == Kind::Secret {
+                    redact(&value)
+                } else {
+                    value.clone()
+                };
+                redacted.insert(key, shown);
+                ours.insert(spec.name, value);
+            } else if key == GROUP_ID {
+                redacted.insert(key, value.clone());
+                group_id = Some(value).filter(|v| !v.is_empty());
+            } else if let Some(spec) = CLIENT_KEYS.iter().find(|s| s.name == key) {
+                let shown = if matches!(spec.kind, ValueKind::Password) {
+                    redact(&value)
+                } else {
+                    value.clone()
+                };
+                redacted.insert(key.clone(), shown);
+                kafka.push((key, value));
+            } else {
+                let nearest = nearest_key(&key, all_keys()).map(str::to_string);
+                return Err(ConfigError::UnknownKey { key, nearest });
+            }
+        }
+        for spec in SIDECAR_KEYS {
+            if !ours.contains_key(spec.name) {
+                redacted.insert(spec.name.to_string(), spec.default.to_string());
+            }
+        }
+        let get = |name: &'static str| -> String {
+            ours.get(name).cloned().unwrap_or_else(|| {
+                SIDECAR_KEYS
+                    .iter()
+                    .find(|s| s.name == name)
+                    .map(|s| s.default.to_string())
+                    .unwrap_or_default()
+            })
+        };
+        let client = if kafka.iter().any(|(k, _)| k == "bootstrap.servers") {
+            Some(
+                ClientConfig::from_properties(kafka).map_err(|e| ConfigError::Invalid {
+                    key: "kafka".into(),
+                    message: e.to_string(),
+                })?,
+            )
+        } else if let Some((key, _)) = kafka.first() {
+            return Err(ConfigError::Invalid {
+                key: key.clone(),
+                message: "Kafka settings need `bootstrap.servers`".into(),
+            });
+        } else {
+            None
+        };
+        let mut alerts = BTreeMap::new();
+        for kind in AlertKind::ALL {
+            let name = kind.as_str();
+            let warning = number(
+                &format!("alerts.{name}.warning"),
+                &get_dyn(&ours, name, "warning"),
+            )?;
+            let critical = number(
+                &format!("alerts.{name}.critical"),
+                &get_dyn(&ours, name, "critical"),
+            )?;
+            let window = match kind.windowed() {
+                true => Some(millis(
+                    &format!("alerts.{name}.window.ms"),
+                    &get_dyn(&ours, name, "window.ms"),
+                )?),
+                false => None,
+            };
+            alerts.insert(
+                kind,
+                Threshold {
+                    warning,
+                    critical,
+                    window,
+                },
+            );
+        }
+        Ok(SidecarConfig {
+            listen: addr("listen", &get("listen"))?,
+            metrics_listen: match get("metrics.listen").as_str() {
+                "" => None,
+                v => Some(addr("metrics.listen", v)?),
+            },
+            debug_token: Some(get("debug.token")).filter(|t| !t.is_empty()),
+            group_id,
+            client,
+            watch_interval: millis("watch.interval.ms", &get("watch.interval.ms"))?,
+            rebalance_history: count("rebalances.history", &get("rebalances.history"))?.max(1),
+            lag_max_partitions: count("lag.max.partitions", &get("lag.max.partitions"))?,
+            health_stale: millis("health.stale.ms", &get("health.stale.ms"))?,
+            alerts,
+            redacted,
+        })
+    }
+
+    /// The threshold of one alert (every kind has one).
+    pub fn threshold(&self, kind: AlertKind) -> Threshold {
+        self.alerts.get(&kind).copied().unwrap_or_default()
+    }
+}
+
+/// Every valid key: ours, `group.id` and the Kafka client's.
+pub fn all_keys() -> impl Iterator<Item = &'static str> {
+    SIDECAR_KEYS
+        .iter()
+        .map(|s| s.name)
+        .chain(std::iter::once(GROUP_ID))
+        .chain(CLIENT_KEYS.iter().map(|s| s.name))
+}
+
+fn get_dyn(ours: &BTreeMap<&'static str, String>, alert: &str, field: &str) -> String {
+    let key = format!("alerts.{alert}.{field}");
+    ours.get(key.as_str()).cloned().unwrap_or_else(|| {
+        SIDECAR_KEYS
+            .iter()
+            .find(|s| s.name == key)
+            .map(|s| s.default.to_string())
+            .unwrap_or_default()
+    })
+}
+
+fn redact(value: &str) -> String {
+    if value.is_empty() {
+        String::new()
+    } else {
+        "[redacted]".to_string()
+    }
+}
+
+fn invalid(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+fn addr(key: &str, value: &str) -> Result<SocketAddr, ConfigError> {
+    value.parse().map_err(|_| {
+        invalid(
+            key,
+            format!("`{value}` is not an address (host:port, an IP)"),
+        )
+    })
+}
+
+fn millis(key: &str, value: &str) -> Result<Duration, ConfigError> {
+    value
+        .trim()
+        .parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| invalid(key, format!("`{value}` is not a number of milliseconds")))
+}
+
+fn count(key: &str, value: &str) -> Result<usize, ConfigError> {
+    value
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| invalid(key, format!("`{value}` is not a non-negative integer")))
+}
+
+fn number(key: &str, value: &str) -> Result<f64, ConfigError> {
+    match value.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(invalid(
+            key,
+            format!("`{value}` is not a non-negative number"),
+        )),
+    }
+}
+
+/// Flattens nested tables into dotted keys; arrays become comma-separated lists.
+fn flatten(prefix: &str, value: config::Value, out: &mut BTreeMap<String, String>) {
+    match value.kind {
+        config::ValueKind::Table(table) => {
+            for (key, value) in table {
+                flatten(&format!("{prefix}.{key}"), value, out);
+            }
+        }
+        config::ValueKind::Array(items) => {
+            let parts: Vec<String> = items.into_iter().map(|v| scalar(v.kind)).collect();
+            out.insert(prefix.to_string(), parts.join(","));
+        }
+        kind => {
+            out.insert(prefix.to_string(), scalar(kind));
+        }
+    }
+}
+
+fn scalar(kind: config::ValueKind) -> String {
+    match kind {
+        config::ValueKind::Nil => String::new(),
+        config::ValueKind::Boolean(b) => b.to_string(),
+        config::ValueKind::I64(v) => v.to_string(),
+        config::ValueKind::I128(v) => v.to_string(),
+        config::ValueKind::U64(v) => v.to_string(),
+        config::ValueKind::U128(v) => v.to_string(),
+        config::ValueKind::Float(v) => v.to_string(),
+        config::ValueKind::String(s) => s,
+        other => format!("{other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_seeds() {
+        let c = SidecarConfig::from_toml("").expect("empty is valid");
+        let t = c.threshold(AlertKind::Rebalances);
+        assert_eq!((t.warning, t.critical), (3.0, 10.0));
+        assert_eq!(t.window, Some(Duration::from_secs(86_400)));
+        assert!(c.client.is_none());
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9464");
+    }
+
+    #[test]
+    fn nested_and_dotted_keys_agree() {
+        let c = SidecarConfig::from_toml(
+            "\"bootstrap.servers\" = \"127.0.0.1:19192\"\n\"group.id\" = \"g\"\n[alerts.rebalances]\nwarning = 5\n",
+        )
+        .expect("valid");
+        assert_eq!(c.threshold(AlertKind::Rebalances).warning, 5.0);
+        assert_eq!(c.group_id.as_deref(), Some("g"));
+        assert!(c.client.is_some());
+    }
+}

@@ -1,0 +1,330 @@
+//! Ingestion: NDJSON lines from the consumer's exporter (`POST /v1/events`) → [`State`] and
+//! [`Metrics`](crate::metrics::Metrics). A line that does not parse, or whose `type` this
+//! version does not know, is skipped and counted; the rest of the batch still applies.
+
+use std::time::Instant;
+
+use mooring_consumer::telemetry::{Cause, Envelope, Event, Partition, Phases};
+use serde::Serialize;
+
+use crate::app::{unix_ms, unix_now, App};
+use crate::state::{refine_cause, Pending, RebalanceRecord, State};
+
+/// What one POST did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IngestReport {
+    /// Lines applied.
+    pub accepted: usize,
+    /// Lines skipped.
+    pub skipped: usize,
+}
+
+/// Applies every line of `body`.
+pub fn ingest(app: &App, body: &[u8]) -> IngestReport {
+    let mut report = IngestReport::default();
+    for line in body.split(|&b| b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Envelope>(line) {
+            Ok(envelope) => {
+                apply(app, envelope);
+                report.accepted += 1;
+            }
+            Err(_) => report.skipped += 1,
+        }
+    }
+    if report.skipped > 0 {
+        app.state().skipped_lines += report.skipped as u64;
+    }
+    report
+}
+
+/// Applies one line.
+pub fn apply(app: &App, envelope: Envelope) {
+    let m = &app.metrics;
+    m.telemetry_events_received_total
+        .with_label_values(&[envelope.event.type_name()])
+        .inc();
+    m.telemetry_last_event_timestamp_seconds.set(unix_now());
+    let now = Instant::now();
+    let mut state = app.state();
+    state.last_event = Some(now);
+    state.identity = Some(envelope.member.clone());
+    let ts_ms = envelope.ts_ms;
+    match envelope.event {
+        Event::RebalanceStarted {
+            cause,
+            generation,
+            protocol,
+        } => {
+            state.member.stable = false;
+            let assignment_before = state.member.assignment.clone();
+            state.pending = Some(Pending {
+                cause,
+                started_ms: ts_ms,
+                started: now,
+                generation_before: generation,
+                protocol,
+                assignment_before,
+                revoked: Vec::new(),
+                assigned: Vec::new(),
+                lost: Vec::new(),
+            });
+        }
+        Event::PartitionsRevoked {
+            partitions,
+            duration_seconds,
+            ..
+        } => {
+            m.partitions_revoked_duration_seconds
+                .observe(duration_seconds);
+            state.member.assignment.retain(|p| !partitions.contains(p));
+            if let Some(p) = state.pending.as_mut() {
+                p.revoked.extend(partitions);
+            }
+        }
+        Event::Joined {
+            generation,
+            member_id,
+            leader,
+            join_seconds,
+            ..
+        } => {
+            m.join_duration_seconds.observe(join_seconds);
+            state.member.member_id = member_id;
+            state.member.generation = generation;
+            state.member.leader = leader;
+            state.member.joined = true;
+            state.member.fenced = false;
+            m.group_generation.set(i64::from(generation));
+        }
+        Event::Synced { sync_seconds, .. } => m.sync_duration_seconds.observe(sync_seconds),
+        Event::PartitionsAssigned {
+            added,
+            assignment,
+            duration_seconds,
+            ..
+        } => {
+            m.partitions_assigned_duration_seconds
+                .observe(duration_seconds);
+            m.assigned_partitions.set(assignment.len() as i64);
+            state.member.assignment = assignment;
+            if let Some(p) = state.pending.as_mut() {
+                p.assigned.extend(added);
+            }
+        }
+        Event::PartitionsLost {
+            partitions,
+            duration_seconds,
+            ..
+        } => {
+            m.partitions_lost_duration_seconds.observe(duration_seconds);
+            state.member.assignment.retain(|p| !partitions.contains(p));
+            m.assigned_partitions
+                .set(state.member.assignment.len() as i64);
+            if let Some(p) = state.pending.as_mut() {
+                p.lost.extend(partitions);
+            }
+        }
+        Event::RebalanceCompleted {
+            generation,
+            total_seconds,
+            phases,
+        } => {
+            let pending = state.pending.take();
+            let reported = pending
+                .as_ref()
+                .map(|p| p.cause)
+                .or(state.carried_cause.take())
+                .unwrap_or(Cause::Unknown);
+            let assignment = state.member.assignment.clone();
+            let cause = refine_cause(reported, pending.as_ref(), &assignment);
+            m.rebalances_total
+                .with_label_values(&[cause.as_str()])
+                .inc();
+            m.rebalance_duration_seconds.observe(total_seconds);
+            m.last_rebalance_duration_seconds.set(total_seconds);
+            m.last_rebalance_timestamp_seconds.set(unix_now());
+            m.group_generation.set(i64::from(generation));
+            m.assigned_partitions.set(assignment.len() as i64);
+            state.member.generation = generation;
+            state.member.stable = true;
+            state.last_rebalance_seconds = total_seconds;
+            state.rebalance_times.push_back(now);
+            let record = record(
+                pending,
+                cause,
+                reported,
+                ts_ms,
+                Some(generation),
+                total_seconds,
+                phases,
+                assignment,
+                None,
+            );
+            state.push_record(record);
+        }
+        Event::RebalanceFailed {
+            error,
+            total_seconds,
+            phases,
+            ..
+        } => {
+            m.rebalances_failed_total.inc();
+            let pending = state.pending.take();
+            let reported = pending.as_ref().map_or(Cause::Unknown, |p| p.cause);
+            state.carried_cause = Some(reported);
+            state.member.stable = false;
+            let assignment = state.member.assignment.clone();
+            let rec = record(
+                pending,
+                reported,
+                reported,
+                ts_ms,
+                None,
+                total_seconds,
+                phases,
+                assignment,
+                Some(error),
+            );
+            state.push_record(rec);
+        }
+        Event::Heartbeat {
+            latency_seconds,
+            error,
+            ..
+        } => {
+            m.heartbeat_response_duration_seconds
+                .observe(latency_seconds);
+            match error {
+                None => m.last_heartbeat_timestamp_seconds.set(unix_now()),
+                Some(_) => m.heartbeats_failed_total.inc(),
+            }
+        }
+        Event::Commit {
+            latency_seconds,
+            error,
+            ..
+        } => {
+            m.commit_duration_seconds.observe(latency_seconds);
+            if error.is_some() {
+                m.commits_failed_total.inc();
+            }
+        }
+        Event::CommitFailed { .. } => m.commits_failed_total.inc(),
+        Event::Fenced { .. } => {
+            m.fenced_total.inc();
+            state.fenced_times.push_back(now);
+            state.member.fenced = true;
+            state.member.stable = false;
+        }
+        Event::Left { .. } | Event::Shutdown { .. } => {
+            state.member.joined = false;
+            state.member.stable = false;
+        }
+        Event::EventsDropped { dropped_total, .. } => {
+            // A total below the last one means the consumer restarted: all of it is new.
+            let delta = if dropped_total >= state.dropped_seen {
+                dropped_total - state.dropped_seen
+            } else {
+                dropped_total
+            };
+            m.telemetry_events_dropped_total.inc_by(delta);
+            state.dropped_seen = dropped_total;
+        }
+        Event::Snapshot(snap) => {
+            let paused = snap.partitions.iter().filter(|p| p.paused).count();
+            m.partitions_paused.set(paused as i64);
+            m.processing_in_flight.set(snap.in_flight as i64);
+            if app.config.client.is_none() {
+                // No broker watch: lag from the consumer's own view.
+                state.lag.clear();
+                for p in snap.partitions.iter().take(app.config.lag_max_partitions) {
+                    if let (Some(end), Some(pos)) = (p.high_watermark, p.committed.or(p.position)) {
+                        let key = Partition {
+                            topic: p.topic.clone(),
+                            partition: p.partition,
+                        };
+                        state.lag.insert(
+                            key,
+                            crate::state::PartitionLag {
+                                committed: p.committed,
+                                end: Some(end),
+                                lag_records: (end - pos).max(0),
+                                lag_seconds: 0.0,
+                            },
+                        );
+                    }
+                }
+            }
+            state.snapshot = Some((now, snap));
+        }
+        _ => {}
+    }
+    let stall = crate::app::poll_stall(&state, now);
+    drop(state);
+    m.poll_stale_seconds.set(stall);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    pending: Option<Pending>,
+    cause: Cause,
+    reported: Cause,
+    ended_ms: u64,
+    generation: Option<i32>,
+    total_seconds: f64,
+    phases: Phases,
+    assignment: Vec<Partition>,
+    error: Option<String>,
+) -> RebalanceRecord {
+    let (started_ms, generation_before, protocol, revoked, assigned, lost) = match pending {
+        Some(p) => (
+            p.started_ms,
+            p.generation_before,
+            p.protocol,
+            p.revoked,
+            p.assigned,
+            p.lost,
+        ),
+        None => (0, -1, String::new(), Vec::new(), Vec::new(), Vec::new()),
+    };
+    RebalanceRecord {
+        seq: 0,
+        cause,
+        reported_cause: reported,
+        outcome: if error.is_some() {
+            "failed"
+        } else {
+            "completed"
+        },
+        error,
+        started_ms,
+        ended_ms: if ended_ms == 0 { unix_ms() } else { ended_ms },
+        generation_before,
+        generation,
+        protocol,
+        total_seconds,
+        phases,
+        revoked,
+        assigned,
+        lost,
+        assignment,
+    }
+}
+
+/// Whether the member is ready: joined, stable, assigned.
+pub fn readiness(state: &State) -> (bool, Vec<&'static str>) {
+    let mut why = Vec::new();
+    if !state.member.joined {
+        why.push("not joined");
+    }
+    if !state.member.stable {
+        why.push("rebalancing or not stable");
+    }
+    if state.member.assignment.is_empty() {
+        why.push("no partitions assigned");
+    }
+    (why.is_empty(), why)
+}

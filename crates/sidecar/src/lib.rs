@@ -1,0 +1,109 @@
+//! mooring-sidecar: the process that runs beside each Mooring consumer.
+//!
+//! It receives the consumer's telemetry (NDJSON over localhost HTTP, the schema of
+//! `mooring_consumer::telemetry::schema`), watches the group from the broker (DescribeGroups,
+//! OffsetFetch, ListOffsets with `mooring-coordinator`), and serves Prometheus rebalance metrics
+//! named after the Java client's consumer-coordinator metrics, alert states from configured
+//! thresholds, and a health/debug API. It talks to the consumer only over HTTP and is never
+//! linked into the consumer process.
+//!
+//! # Modules
+//! - [`config`]: file + environment configuration, Kafka property names, nearest-key errors.
+//! - [`metrics`]: the Prometheus series.
+//! - [`state`]: what the sidecar knows; [`ingest`]: events → state and metrics.
+//! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
+//! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
+//! - [`api`]: the axum routes; [`app`]: what they share.
+
+pub mod alerts;
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod ingest;
+pub mod lag;
+pub mod metrics;
+pub mod rules;
+pub mod state;
+pub mod watcher;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use app::App;
+pub use config::SidecarConfig;
+
+/// A running sidecar (for the binary and for tests).
+#[derive(Debug)]
+pub struct Running {
+    /// The shared state.
+    pub app: Arc<App>,
+    /// Where the main listener is bound.
+    pub addr: SocketAddr,
+    /// Where the metrics listener is bound, if configured.
+    pub metrics_addr: Option<SocketAddr>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the listeners (in-flight requests finish) and the watch loop.
+    pub async fn shutdown(self) {
+        self.stop.send_replace(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Binds the listeners and starts serving and watching.
+pub async fn start(config: SidecarConfig) -> std::io::Result<Running> {
+    let listener = TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let metrics_listener = match config.metrics_listen {
+        Some(a) => Some(TcpListener::bind(a).await?),
+        None => None,
+    };
+    let metrics_addr = match &metrics_listener {
+        Some(l) => Some(l.local_addr()?),
+        None => None,
+    };
+    let app = Arc::new(App::new(config));
+    let (stop, stop_rx) = watch::channel(false);
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(serve(
+        listener,
+        api::router(Arc::clone(&app)),
+        stop_rx.clone(),
+    )));
+    if let Some(l) = metrics_listener {
+        tasks.push(tokio::spawn(serve(
+            l,
+            api::metrics_router(Arc::clone(&app)),
+            stop_rx.clone(),
+        )));
+    }
+    tasks.push(tokio::spawn(watcher::run(Arc::clone(&app), stop_rx)));
+    Ok(Running {
+        app,
+        addr,
+        metrics_addr,
+        stop,
+        tasks,
+    })
+}
+
+async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Receiver<bool>) {
+    let shutdown = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    if let Err(e) = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+    {
+        tracing::error!(error = %e, "the HTTP server stopped");
+    }
+}

@@ -1,0 +1,217 @@
+//! The Prometheus series (the `prometheus` crate), named by Prometheus conventions (base units,
+//! `_total`, `_seconds`) and mapped one-to-one onto the Java client's consumer-coordinator
+//! metrics (the table is in the crate README). Label values come from closed sets (cause, group
+//! state, alert), except the lag series' `topic`/`partition`, which are capped by
+//! `lag.max.partitions`.
+
+use prometheus::{
+    Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
+    Opts, Registry, TextEncoder,
+};
+
+/// Buckets for rebalance phases and callbacks (seconds).
+const REBALANCE_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+/// Buckets for round trips (seconds).
+const RTT_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The group states DescribeGroups reports (anything else is `Unknown`).
+pub const GROUP_STATES: [&str; 6] = [
+    "Empty",
+    "Stable",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Dead",
+    "Unknown",
+];
+
+/// Every series the sidecar exports.
+#[derive(Debug, Clone)]
+#[allow(missing_docs)]
+pub struct Metrics {
+    pub registry: Registry,
+    pub rebalances_total: IntCounterVec,
+    pub rebalances_failed_total: IntCounter,
+    pub rebalance_duration_seconds: Histogram,
+    pub last_rebalance_duration_seconds: Gauge,
+    pub last_rebalance_timestamp_seconds: Gauge,
+    pub join_duration_seconds: Histogram,
+    pub sync_duration_seconds: Histogram,
+    pub partitions_revoked_duration_seconds: Histogram,
+    pub partitions_assigned_duration_seconds: Histogram,
+    pub partitions_lost_duration_seconds: Histogram,
+    pub last_heartbeat_timestamp_seconds: Gauge,
+    pub heartbeat_response_duration_seconds: Histogram,
+    pub heartbeats_failed_total: IntCounter,
+    pub assigned_partitions: IntGauge,
+    pub commit_duration_seconds: Histogram,
+    pub commits_failed_total: IntCounter,
+    pub fenced_total: IntCounter,
+    pub group_state: IntGaugeVec,
+    pub group_generation: IntGauge,
+    pub group_members: IntGauge,
+    pub partition_lag_records: IntGaugeVec,
+    pub partition_lag_seconds: GaugeVec,
+    pub partitions_paused: IntGauge,
+    pub processing_in_flight: IntGauge,
+    pub poll_stale_seconds: Gauge,
+    pub telemetry_events_dropped_total: IntCounter,
+    pub telemetry_events_received_total: IntCounterVec,
+    pub telemetry_last_event_timestamp_seconds: Gauge,
+    pub broker_watch_errors_total: IntCounter,
+    pub broker_watch_last_success_timestamp_seconds: Gauge,
+    pub alert_level: IntGaugeVec,
+}
+
+fn hist(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
+    let h = Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.to_vec()))
+        .unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(h.clone()));
+    h
+}
+
+fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
+    let c = IntCounter::new(name, help).unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(c.clone()));
+    c
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str) -> Gauge {
+    let g = Gauge::new(name, help).unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(g.clone()));
+    g
+}
+
+fn int_gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
+    let g = IntGauge::new(name, help).unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(g.clone()));
+    g
+}
+
+fn register(registry: &Registry, name: &str, c: Box<dyn prometheus::core::Collector>) {
+    if let Err(e) = registry.register(c) {
+        unreachable_metric(name, e)
+    }
+}
+
+/// The names and help texts are constants of this file: a failure is a bug caught by the first
+/// test that builds `Metrics`.
+fn unreachable_metric(name: &str, e: prometheus::Error) -> ! {
+    panic!("metric `{name}` is ill-defined: {e}")
+}
+
+impl Metrics {
+    /// Registers every series (causes, alerts and group states are pre-created at zero).
+    pub fn new() -> Metrics {
+        let r = Registry::new();
+        let vec = |name: &str, help: &str, labels: &[&str]| {
+            let v = IntCounterVec::new(Opts::new(name, help), labels)
+                .unwrap_or_else(|e| unreachable_metric(name, e));
+            register(&r, name, Box::new(v.clone()));
+            v
+        };
+        let gvec = |name: &str, help: &str, labels: &[&str]| {
+            let v = IntGaugeVec::new(Opts::new(name, help), labels)
+                .unwrap_or_else(|e| unreachable_metric(name, e));
+            register(&r, name, Box::new(v.clone()));
+            v
+        };
+        let rebalances_total = vec(
+            "mooring_rebalances_total",
+            "Completed rebalances by cause (Java: rebalance-total).",
+            &["cause"],
+        );
+        for cause in mooring_consumer::telemetry::Cause::ALL {
+            rebalances_total.with_label_values(&[cause.as_str()]);
+        }
+        let group_state = gvec(
+            "mooring_group_state",
+            "1 for the group's state as DescribeGroups reports it.",
+            &["state"],
+        );
+        for s in GROUP_STATES {
+            group_state.with_label_values(&[s]);
+        }
+        let alert_level = gvec(
+            "mooring_alert_level",
+            "Alert level: 0 ok, 1 warning, 2 critical.",
+            &["alert"],
+        );
+        for a in crate::alerts::AlertKind::ALL {
+            alert_level.with_label_values(&[a.as_str()]);
+        }
+        let partition_lag_records = gvec(
+            "mooring_partition_lag_records",
+            "Records between the committed offset and the high watermark (Java: records-lag).",
+            &["topic", "partition"],
+        );
+        let partition_lag_seconds = GaugeVec::new(
+            Opts::new(
+                "mooring_partition_lag_seconds",
+                "Estimated time lag: now minus when the committed offset was the high watermark (interpolated).",
+            ),
+            &["topic", "partition"],
+        )
+        .unwrap_or_else(|e| unreachable_metric("mooring_partition_lag_seconds", e));
+        register(
+            &r,
+            "mooring_partition_lag_seconds",
+            Box::new(partition_lag_seconds.clone()),
+        );
+        let telemetry_events_received_total = vec(
+            "mooring_telemetry_events_received_total",
+            "Telemetry lines received, by type.",
+            &["type"],
+        );
+        Metrics {
+            rebalances_failed_total: counter(&r, "mooring_rebalances_failed_total", "Failed rebalance attempts (Java: failed-rebalance-total)."),
+            rebalance_duration_seconds: hist(&r, "mooring_rebalance_duration_seconds", "Rebalance duration, start to stable (Java: rebalance-latency-avg/max).", REBALANCE_BUCKETS),
+            last_rebalance_duration_seconds: gauge(&r, "mooring_last_rebalance_duration_seconds", "Duration of the last completed rebalance."),
+            last_rebalance_timestamp_seconds: gauge(&r, "mooring_last_rebalance_timestamp_seconds", "When the last rebalance completed (Java: last-rebalance-seconds-ago = time() - this)."),
+            join_duration_seconds: hist(&r, "mooring_join_duration_seconds", "JoinGroup time (Java: join-time-avg/max).", REBALANCE_BUCKETS),
+            sync_duration_seconds: hist(&r, "mooring_sync_duration_seconds", "SyncGroup time (Java: sync-time-avg/max).", REBALANCE_BUCKETS),
+            partitions_revoked_duration_seconds: hist(&r, "mooring_partitions_revoked_duration_seconds", "Revoke callback latency (Java: partition-revoked-latency-avg/max).", REBALANCE_BUCKETS),
+            partitions_assigned_duration_seconds: hist(&r, "mooring_partitions_assigned_duration_seconds", "Assign callback latency (Java: partition-assigned-latency-avg/max).", REBALANCE_BUCKETS),
+            partitions_lost_duration_seconds: hist(&r, "mooring_partitions_lost_duration_seconds", "Lost callback latency (Java: partition-lost-latency-avg/max).", REBALANCE_BUCKETS),
+            last_heartbeat_timestamp_seconds: gauge(&r, "mooring_last_heartbeat_timestamp_seconds", "When the last heartbeat answered (Java: last-heartbeat-seconds-ago = time() - this)."),
+            heartbeat_response_duration_seconds: hist(&r, "mooring_heartbeat_response_duration_seconds", "Heartbeat round trip (Java: heartbeat-response-time-max; heartbeat-total = _count).", RTT_BUCKETS),
+            heartbeats_failed_total: counter(&r, "mooring_heartbeats_failed_total", "Heartbeats answered with an error."),
+            assigned_partitions: int_gauge(&r, "mooring_assigned_partitions", "Partitions assigned to the member (Java: assigned-partitions)."),
+            commit_duration_seconds: hist(&r, "mooring_commit_duration_seconds", "OffsetCommit latency (Java: commit-latency-avg/max; commit-total = _count).", RTT_BUCKETS),
+            commits_failed_total: counter(&r, "mooring_commits_failed_total", "Failed commits (member's and auto-commit's)."),
+            fenced_total: counter(&r, "mooring_fenced_total", "FENCED_INSTANCE_ID fencings of this member."),
+            group_generation: int_gauge(&r, "mooring_group_generation", "The member's generation."),
+            group_members: int_gauge(&r, "mooring_group_members", "Members of the group (DescribeGroups)."),
+            partitions_paused: int_gauge(&r, "mooring_partitions_paused", "Assigned partitions paused (by the application or backpressure)."),
+            processing_in_flight: int_gauge(&r, "mooring_processing_in_flight", "Handlers running."),
+            poll_stale_seconds: gauge(&r, "mooring_poll_stale_seconds", "Time the processing loop made no progress while work waited (0 when idle)."),
+            telemetry_events_dropped_total: counter(&r, "mooring_telemetry_events_dropped_total", "Telemetry events the consumer lost (reported by its exporter)."),
+            telemetry_last_event_timestamp_seconds: gauge(&r, "mooring_telemetry_last_event_timestamp_seconds", "When the last telemetry line arrived."),
+            broker_watch_errors_total: counter(&r, "mooring_broker_watch_errors_total", "Failed broker look-ups of the group watcher."),
+            broker_watch_last_success_timestamp_seconds: gauge(&r, "mooring_broker_watch_last_success_timestamp_seconds", "When the group watcher last read the group from the broker."),
+            rebalances_total,
+            group_state,
+            alert_level,
+            partition_lag_records,
+            partition_lag_seconds,
+            telemetry_events_received_total,
+            registry: r,
+        }
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        TextEncoder::new()
+            .encode_to_string(&self.registry.gather())
+            .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}

@@ -1,0 +1,248 @@
+//! What the sidecar knows: the member (from its events and snapshots), the rebalance in progress
+//! and the recent ones, rolling windows for the counted alerts, the group and lag as the broker
+//! sees them, and when each loop last made progress. One `std` mutex guards it; no handler holds
+//! it across an `.await`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use mooring_consumer::telemetry::{Cause, MemberIdentity, Partition, Phases, Snapshot};
+use serde::Serialize;
+
+use crate::lag::LagSamples;
+
+/// The member as its events describe it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MemberView {
+    /// The member id.
+    pub member_id: String,
+    /// The generation (`-1`: none).
+    pub generation: i32,
+    /// Leads the generation.
+    pub leader: bool,
+    /// Has joined (and not left since).
+    pub joined: bool,
+    /// No rebalance in progress since the last completion.
+    pub stable: bool,
+    /// Partitions owned now.
+    pub assignment: Vec<Partition>,
+    /// Was fenced (FENCED_INSTANCE_ID) and has not rejoined.
+    pub fenced: bool,
+}
+
+/// A rebalance that started and has not ended.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The cause the member reported.
+    pub cause: Cause,
+    /// Start time, ms since the epoch.
+    pub started_ms: u64,
+    /// Start, for durations.
+    pub started: Instant,
+    /// The generation before.
+    pub generation_before: i32,
+    /// `eager` or `cooperative`.
+    pub protocol: String,
+    /// The assignment before.
+    pub assignment_before: Vec<Partition>,
+    /// Revoked during it.
+    pub revoked: Vec<Partition>,
+    /// Newly assigned during it.
+    pub assigned: Vec<Partition>,
+    /// Lost during it.
+    pub lost: Vec<Partition>,
+}
+
+/// One finished rebalance, for `/debug/rebalances`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RebalanceRecord {
+    /// Increasing number, from 1.
+    pub seq: u64,
+    /// The cause used for the metrics (refined, see [`refine_cause`]).
+    pub cause: Cause,
+    /// The cause the member reported.
+    pub reported_cause: Cause,
+    /// `completed` or `failed`.
+    pub outcome: &'static str,
+    /// The error of a failed attempt.
+    pub error: Option<String>,
+    /// Start, ms since the epoch (0 when the start was not seen).
+    pub started_ms: u64,
+    /// End, ms since the epoch.
+    pub ended_ms: u64,
+    /// The generation before (`-1`: none).
+    pub generation_before: i32,
+    /// The generation after (completed only).
+    pub generation: Option<i32>,
+    /// `eager` or `cooperative`.
+    pub protocol: String,
+    /// Start to end.
+    pub total_seconds: f64,
+    /// Phase timings.
+    pub phases: Phases,
+    /// Revoked.
+    pub revoked: Vec<Partition>,
+    /// Newly assigned.
+    pub assigned: Vec<Partition>,
+    /// Lost.
+    pub lost: Vec<Partition>,
+    /// Owned after.
+    pub assignment: Vec<Partition>,
+}
+
+/// The group as DescribeGroups shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupView {
+    /// The group state.
+    pub state: String,
+    /// The assignor.
+    pub protocol: String,
+    /// Members.
+    pub members: Vec<GroupMemberView>,
+    /// When it was read, ms since the epoch.
+    pub observed_ms: u64,
+}
+
+/// One member in a [`GroupView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupMemberView {
+    /// Member id.
+    pub member_id: String,
+    /// Instance id.
+    pub instance_id: Option<String>,
+    /// Client id.
+    pub client_id: String,
+    /// Client host.
+    pub host: String,
+    /// Assigned partitions.
+    pub partitions: Vec<Partition>,
+}
+
+/// Lag of one partition, from the broker's committed offset and log end.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PartitionLag {
+    /// Committed offset (none: never committed).
+    pub committed: Option<i64>,
+    /// The log end (high watermark).
+    pub end: Option<i64>,
+    /// Records behind.
+    pub lag_records: i64,
+    /// Estimated seconds behind.
+    pub lag_seconds: f64,
+}
+
+/// Everything, behind one mutex.
+#[derive(Debug)]
+pub struct State {
+    /// When the sidecar started.
+    pub started: Instant,
+    /// The member's identity from its last line.
+    pub identity: Option<MemberIdentity>,
+    /// When the last line arrived.
+    pub last_event: Option<Instant>,
+    /// The last snapshot and when it arrived.
+    pub snapshot: Option<(Instant, Snapshot)>,
+    /// The member.
+    pub member: MemberView,
+    /// The rebalance in progress.
+    pub pending: Option<Pending>,
+    /// The cause of a failed attempt, for a completion that follows without a new start.
+    pub carried_cause: Option<Cause>,
+    /// Recent rebalances, oldest first, at most `rebalances.history`.
+    pub history: VecDeque<RebalanceRecord>,
+    /// The history's cap.
+    pub history_cap: usize,
+    /// Numbering for records.
+    pub next_seq: u64,
+    /// Completion times of rebalances (pruned to the alert window).
+    pub rebalance_times: VecDeque<Instant>,
+    /// Fencing times (pruned to the alert window).
+    pub fenced_times: VecDeque<Instant>,
+    /// The last completed rebalance's duration.
+    pub last_rebalance_seconds: f64,
+    /// The drop total the consumer last reported.
+    pub dropped_seen: u64,
+    /// Lines skipped (unknown type or malformed).
+    pub skipped_lines: u64,
+    /// The group from the broker.
+    pub group: Option<GroupView>,
+    /// Lag per partition.
+    pub lag: BTreeMap<Partition, PartitionLag>,
+    /// Log-end samples per partition, for time lag.
+    pub samples: BTreeMap<Partition, LagSamples>,
+    /// When the broker watch loop last ran (success or not).
+    pub watch_tick: Option<Instant>,
+    /// Its last error.
+    pub watch_error: Option<String>,
+}
+
+impl State {
+    /// Empty state.
+    pub fn new(history_cap: usize) -> State {
+        State {
+            started: Instant::now(),
+            identity: None,
+            last_event: None,
+            snapshot: None,
+            member: MemberView {
+                generation: -1,
+                ..MemberView::default()
+            },
+            pending: None,
+            carried_cause: None,
+            history: VecDeque::new(),
+            history_cap: history_cap.max(1),
+            next_seq: 1,
+            rebalance_times: VecDeque::new(),
+            fenced_times: VecDeque::new(),
+            last_rebalance_seconds: 0.0,
+            dropped_seen: 0,
+            skipped_lines: 0,
+            group: None,
+            lag: BTreeMap::new(),
+            samples: BTreeMap::new(),
+            watch_tick: None,
+            watch_error: None,
+        }
+    }
+
+    /// Adds a record, keeping the cap.
+    pub fn push_record(&mut self, mut record: RebalanceRecord) {
+        record.seq = self.next_seq;
+        self.next_seq += 1;
+        while self.history.len() >= self.history_cap {
+            self.history.pop_front();
+        }
+        self.history.push_back(record);
+    }
+
+    /// Entries of `times` within `window` of `now` (pruning the rest).
+    pub fn count_within(times: &mut VecDeque<Instant>, window: Duration, now: Instant) -> usize {
+        while times
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) > window)
+        {
+            times.pop_front();
+        }
+        times.len()
+    }
+}
+
+/// The cause to count. The member reports `member_joined` whenever the coordinator answers
+/// REBALANCE_IN_PROGRESS (the protocol does not say why); the direction of its own assignment
+/// tells a join from a leave: it grew without losing anything → a member left.
+pub fn refine_cause(reported: Cause, pending: Option<&Pending>, assignment: &[Partition]) -> Cause {
+    let Some(p) = pending else {
+        return reported;
+    };
+    if reported != Cause::MemberJoined || p.generation_before < 0 {
+        return reported;
+    }
+    let before: std::collections::BTreeSet<&Partition> = p.assignment_before.iter().collect();
+    let after: std::collections::BTreeSet<&Partition> = assignment.iter().collect();
+    if after.len() > before.len() && before.is_subset(&after) {
+        Cause::MemberLeft
+    } else {
+        Cause::MemberJoined
+    }
+}
