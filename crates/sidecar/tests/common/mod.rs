@@ -1,0 +1,95 @@
+//! Helpers of the sidecar's tests: a sidecar on port 0, a tiny HTTP client, telemetry lines.
+
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses part of it; a failed unwrap fails the test
+
+use std::net::SocketAddr;
+
+use mooring_consumer::telemetry::{Envelope, Event, MemberIdentity};
+use mooring_sidecar::{Running, SidecarConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A sidecar on 127.0.0.1:0 with `extra` TOML.
+pub async fn sidecar(extra: &str) -> Running {
+    let text = format!("listen = \"127.0.0.1:0\"\n{extra}");
+    mooring_sidecar::start(SidecarConfig::from_toml(&text).unwrap())
+        .await
+        .unwrap()
+}
+
+/// One HTTP/1.1 exchange: (status, body).
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+pub async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    request(addr, "GET", path, &[], b"").await
+}
+
+pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
+    let (status, body) = get(addr, path).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// POSTs envelopes as NDJSON.
+pub async fn post_events(addr: SocketAddr, events: &[Event]) -> (u16, String) {
+    let mut body = Vec::new();
+    for (seq, event) in events.iter().enumerate() {
+        let envelope = Envelope {
+            schema: 1,
+            seq: seq as u64,
+            ts_ms: 1_764_000_000_000 + seq as u64,
+            member: MemberIdentity {
+                group: "g".into(),
+                member_id: "m-1".into(),
+                instance_id: None,
+                client_id: "test".into(),
+            },
+            event: event.clone(),
+        };
+        serde_json::to_writer(&mut body, &envelope).unwrap();
+        body.push(b'\n');
+    }
+    request(
+        addr,
+        "POST",
+        "/v1/events",
+        &[("Content-Type", "application/x-ndjson")],
+        &body,
+    )
+    .await
+}
+
+/// The value of one sample line of `/metrics` (`name{labels}` exactly as printed).
+pub fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (name, value) = l.rsplit_once(' ')?;
+        (name == series).then(|| value.parse().ok())?
+    })
+}
