@@ -131,13 +131,16 @@ impl TelemetryExporter {
             ready: Notify::new(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
+        let (stop_sender_tx, stop_sender_rx) = watch::channel(false);
         let intake = tokio::spawn(intake(Arc::clone(&shared), events, stop_rx.clone()));
-        let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx.clone()));
-        let sender = tokio::spawn(sender(Arc::clone(&shared), stop_rx));
+        let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx));
+        let sender = tokio::spawn(sender(Arc::clone(&shared), stop_sender_rx));
         Ok(ExporterHandle {
             shared,
             stop: stop_tx,
-            tasks: vec![intake, snapshots, sender],
+            stop_sender: stop_sender_tx,
+            producers: vec![intake, snapshots],
+            sender,
         })
     }
 }
@@ -147,7 +150,9 @@ impl TelemetryExporter {
 pub struct ExporterHandle {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    stop_sender: watch::Sender<bool>,
+    producers: Vec<JoinHandle<()>>,
+    sender: JoinHandle<()>,
 }
 
 impl ExporterHandle {
@@ -179,14 +184,19 @@ impl ExporterHandle {
         self.shared.ready.notify_one();
     }
 
-    /// Stops the tasks after one last snapshot and one last attempt to send what is buffered.
-    pub async fn shutdown(self) {
+    /// Stops the tasks after one last snapshot and a few last attempts to send what is buffered
+    /// (and the final drop count). Returns the events lost in all.
+    pub async fn shutdown(self) -> u64 {
         self.snapshot_now();
+        // Producers first, so nothing arrives after the sender's last batch.
         self.stop.send_replace(true);
-        self.shared.ready.notify_one();
-        for task in self.tasks {
+        for task in self.producers {
             let _ = task.await;
         }
+        self.stop_sender.send_replace(true);
+        self.shared.ready.notify_one();
+        let _ = self.sender.await;
+        self.shared.dropped_total()
     }
 }
 
@@ -246,9 +256,15 @@ async fn sender(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         let stopping = *stop.borrow();
         let ok = send_batch(&shared).await;
         if stopping {
-            // One last attempt for what is left, then done.
-            if ok && shared.buffer.len() > 0 {
-                let _ = send_batch(&shared).await;
+            // A few last batches for what is left (and the final drop count), then done.
+            let mut ok = ok;
+            for _ in 0..4 {
+                let unreported =
+                    shared.dropped_total() > shared.stats.reported_dropped.load(Ordering::Relaxed);
+                if !ok || (shared.buffer.len() == 0 && !unreported) {
+                    break;
+                }
+                ok = send_batch(&shared).await;
             }
             return;
         }

@@ -9,9 +9,13 @@ use mooring_sidecar::{Running, SidecarConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// A sidecar on 127.0.0.1:0 with `extra` TOML.
+/// A sidecar on 127.0.0.1:0 (unless `extra` sets `listen`) with `extra` TOML.
 pub async fn sidecar(extra: &str) -> Running {
-    let text = format!("listen = \"127.0.0.1:0\"\n{extra}");
+    let text = if extra.starts_with("listen =") {
+        extra.to_string()
+    } else {
+        format!("listen = \"127.0.0.1:0\"\n{extra}")
+    };
     mooring_sidecar::start(SidecarConfig::from_toml(&text).unwrap())
         .await
         .unwrap()
