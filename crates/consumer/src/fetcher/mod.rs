@@ -11,7 +11,12 @@
 //! - **Limits**: `fetch.min.bytes`, `fetch.max.wait.ms`, `fetch.max.bytes`,
 //!   `max.partition.fetch.bytes`. Prefetching is bounded in bytes: one response per broker
 //!   (≤ `fetch.max.bytes`) is being handled at a time, and the engine's per-partition buffers are
-//!   bounded (records that do not fit are handed back and fetched again later).
+//!   bounded (records that do not fit are handed back and fetched again later). So that a
+//!   response rarely brings more than the engine takes, each partition asks for at most what its
+//!   buffer surely has room for after a backpressure pause ends (`mooring.buffer.max.*` minus
+//!   the resume levels; records counted at the wire size last seen for the partition), never more
+//!   than `max.partition.fetch.bytes`: fetching 1 MiB into a buffer with room for half of it
+//!   fetched every other record twice and kept more response bytes alive.
 //! - **Positions**: records go to the engine with `submit`; the position moves past the last
 //!   record accepted, or to the first record handed back. A response whose fetch offset is no
 //!   longer the partition's position (a seek, a revoke) is dropped. Records of a partition paused
@@ -56,6 +61,11 @@ use session::{FetchSession, PartitionRequest};
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered).
 const IDLE_TICK: Duration = Duration::from_millis(100);
 
+/// Per-partition fetch sizes below `max.partition.fetch.bytes` are multiples of this, so the
+/// limit stays the same from one request to the next (a change re-lists the partition in the
+/// fetch session).
+const FETCH_SIZE_GRAIN: usize = 64 * 1024;
+
 /// One finished Fetch.
 struct Outcome {
     node: i32,
@@ -77,6 +87,8 @@ pub(crate) struct Fetcher<H: Handler> {
     refresh_retry_at: Option<Instant>,
     positions_retry_at: Option<Instant>,
     positions_task: Option<tokio::task::JoinHandle<Result<(), ConsumerError>>>,
+    /// Wire bytes per record in the partition's last answer with records.
+    record_sizes: HashMap<TopicPartition, usize>,
 }
 
 impl<H: Handler> Fetcher<H> {
@@ -97,7 +109,30 @@ impl<H: Handler> Fetcher<H> {
             refresh_retry_at: None,
             positions_retry_at: None,
             positions_task: None,
+            record_sizes: HashMap::new(),
         }
+    }
+
+    /// The partition's `partition_max_bytes`: `max.partition.fetch.bytes`, lowered to the room
+    /// its engine buffer has after a backpressure pause ends (in bytes, and in records at the
+    /// partition's last seen record size), in multiples of [`FETCH_SIZE_GRAIN`]. The broker
+    /// still sends a first batch larger than the limit whole (KIP-74).
+    fn partition_max_bytes(&self, tp: &TopicPartition) -> i32 {
+        let configured = usize::try_from(self.shared.config.fetch.max_partition_bytes).unwrap_or(0);
+        let buffer = &self.shared.config.processing;
+        let mut room = buffer
+            .max_buffered_bytes
+            .saturating_sub(buffer.resume_buffered_bytes);
+        if let Some(size) = self.record_sizes.get(tp) {
+            let records = buffer
+                .max_buffered_records
+                .saturating_sub(buffer.resume_buffered_records);
+            room = room.min(records.saturating_mul(*size));
+        }
+        let limit = (room / FETCH_SIZE_GRAIN * FETCH_SIZE_GRAIN)
+            .max(FETCH_SIZE_GRAIN)
+            .min(configured);
+        i32::try_from(limit).unwrap_or(i32::MAX)
     }
 
     fn retry_backoff(&self) -> Duration {
@@ -220,12 +255,12 @@ impl<H: Handler> Fetcher<H> {
                 .collect::<Vec<_>>()
         };
         let metadata = self.shared.fetch_client.cached_metadata();
-        let max_bytes = self.shared.config.fetch.max_partition_bytes;
         let mut by_leader: BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> =
             BTreeMap::new();
         for (tp, position) in fetchable {
             match metadata.leader_for(&tp.topic, tp.partition) {
                 Some((leader, epoch)) if leader >= 0 => {
+                    let max_bytes = self.partition_max_bytes(&tp);
                     by_leader.entry(leader).or_default().insert(
                         tp,
                         PartitionRequest {
@@ -435,6 +470,7 @@ impl<H: Handler> Fetcher<H> {
         let Some(bytes) = data.records.filter(|b| !b.is_empty()) else {
             return;
         };
+        let wire_bytes = bytes.len();
         let aborted = match self.shared.config.fetch.isolation_level {
             IsolationLevel::ReadCommitted => Some(data.aborted_transactions.unwrap_or_default()),
             IsolationLevel::ReadUncommitted => None,
@@ -460,6 +496,8 @@ impl<H: Handler> Fetcher<H> {
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
         };
         if !extracted.records.is_empty() {
+            self.record_sizes
+                .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));
             match self.submit(&tp, extracted.records) {
                 Some(Some(first_rejected)) => {
                     next = FetchPosition {
