@@ -71,8 +71,21 @@ fn serve(config: SidecarConfig) -> ExitCode {
             }
         };
         eprintln!("mooring-sidecar: listening on {}", running.addr);
-        let _ = tokio::signal::ctrl_c().await;
+        if let Err(e) = stop_signal().await {
+            eprintln!("mooring-sidecar: cannot watch for signals: {e}");
+        }
         running.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// SIGTERM (what Kubernetes sends; a PID 1 without a handler would ignore it) or SIGINT.
+async fn stop_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        r = tokio::signal::ctrl_c() => r?,
+    }
+    Ok(())
 }

@@ -41,13 +41,16 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
             _ = shutdown.wait_for(|s| *s) => return,
         }
         if let (Some(client), Some(group)) = (&client, &app.config.group_id) {
-            let result = tokio::time::timeout(
-                app.config
-                    .watch_interval
-                    .max(std::time::Duration::from_secs(5)),
-                watch_once(&app, client, group),
-            )
-            .await;
+            // A broker call in flight never holds up shutdown (a pod's grace period is short).
+            let result = tokio::select! {
+                r = tokio::time::timeout(
+                    app.config
+                        .watch_interval
+                        .max(std::time::Duration::from_secs(5)),
+                    watch_once(&app, client, group),
+                ) => r,
+                _ = shutdown.wait_for(|s| *s) => return,
+            };
             let error = match result {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(e.to_string()),
