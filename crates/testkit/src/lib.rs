@@ -336,37 +336,29 @@ impl Cluster {
             .collect()
     }
 
+    /// `ConsumerGroupCommand --describe --group GROUP` with `options`; its stdout (the tool prints
+    /// errors such as an unknown group on stderr, so a failed run yields no rows).
+    fn describe_group(&self, group: &str, options: &[&str]) -> String {
+        let mut args = vec![
+            "--bootstrap-server",
+            self.bootstrap(),
+            "--describe",
+            "--group",
+            group,
+        ];
+        args.extend_from_slice(options);
+        let out = self.tool("ConsumerGroupCommand", &args);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// `ConsumerGroupCommand --describe --members --verbose`, parsed.
     pub fn describe_members(&self, group: &str) -> Vec<GroupMember> {
-        let out = self.tool(
-            "ConsumerGroupCommand",
-            &[
-                "--bootstrap-server",
-                self.bootstrap(),
-                "--describe",
-                "--group",
-                group,
-                "--members",
-                "--verbose",
-            ],
-        );
-        parse_describe_members(&String::from_utf8_lossy(&out.stdout))
+        parse_describe_members(&self.describe_group(group, &["--members", "--verbose"]))
     }
 
     /// `ConsumerGroupCommand --describe --state`, parsed; `None` if the group is unknown.
     pub fn group_state(&self, group: &str) -> Option<GroupState> {
-        let out = self.tool(
-            "ConsumerGroupCommand",
-            &[
-                "--bootstrap-server",
-                self.bootstrap(),
-                "--describe",
-                "--group",
-                group,
-                "--state",
-            ],
-        );
-        parse_state(&String::from_utf8_lossy(&out.stdout))
+        parse_state(&self.describe_group(group, &["--state"]))
     }
 
     /// SIGKILLs node `node` (1-based).
