@@ -1,9 +1,10 @@
 //! The consumer's configuration, from Kafka's own property names, so a Java or librdkafka consumer
 //! config can be brought as is.
 //!
-//! Three tables make up the valid keys: the network client's ([`CLIENT_KEYS`], parsed by
+//! Four tables make up the valid keys: the network client's ([`CLIENT_KEYS`], parsed by
 //! [`ClientConfig::set`]), the group member's ([`GROUP_KEYS`], parsed by
-//! [`GroupConfig::from_properties`]) and the consumer's own ([`CONSUMER_KEYS`], below). A key in
+//! [`GroupConfig::from_properties`]), the consumer's own ([`CONSUMER_KEYS`], below) and the
+//! telemetry exporter's ([`TELEMETRY_KEYS`]). A key in
 //! none of them is an error naming the nearest valid key; an ill-typed value is an error naming the
 //! key and the expected type.
 //!
@@ -25,6 +26,7 @@
 //! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:N:MS:stop` / `retry:N:MS:skip` (N retries from MS ms back-off; [`FailurePolicy`]) |
 //! | `mooring.shutdown.timeout.ms` | 30000 | how long shutdown waits for running handlers |
 //! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions |
+//! | `mooring.telemetry.*` | off | the sidecar exporter's keys ([`TelemetryConfig`], [`TELEMETRY_KEYS`]) |
 //!
 //! `group.id` is optional: without it only `assign` works and commits are refused.
 
@@ -37,6 +39,7 @@ use mooring_coordinator::ClientConfig;
 use crate::error::ConsumerError;
 use crate::processing::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
 use crate::subscription::OffsetResetStrategy;
+use crate::telemetry::{TelemetryConfig, TELEMETRY_KEYS};
 
 /// `isolation.level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -131,6 +134,7 @@ fn all_keys() -> impl Iterator<Item = &'static str> {
         .iter()
         .chain(GROUP_KEYS)
         .chain(CONSUMER_KEYS)
+        .chain(TELEMETRY_KEYS)
         .map(|k| k.name)
 }
 
@@ -213,6 +217,9 @@ pub struct ConsumerConfig {
     pub shutdown_timeout: Duration,
     /// `mooring.revoke.timeout.ms`.
     pub revoke_timeout: Duration,
+    /// `mooring.telemetry.*`: whether and how to export telemetry to the sidecar
+    /// ([`TelemetryExporter::from_config`](crate::telemetry::TelemetryExporter::from_config)).
+    pub telemetry: TelemetryConfig,
 }
 
 impl ConsumerConfig {
@@ -228,6 +235,7 @@ impl ConsumerConfig {
             processing: ProcessingConfig::default(),
             shutdown_timeout: Duration::from_secs(30),
             revoke_timeout: Duration::from_secs(30),
+            telemetry: TelemetryConfig::default(),
         }
     }
 
@@ -245,6 +253,9 @@ impl ConsumerConfig {
             let (k, v) = (k.as_ref(), v.as_ref());
             if let Some(spec) = CONSUMER_KEYS.iter().find(|s| s.name == k) {
                 config.set_consumer_key(spec, v)?;
+                continue;
+            }
+            if config.telemetry.set(k, v)? {
                 continue;
             }
             let client_key = config.client.set(k, v)?;
@@ -270,6 +281,7 @@ impl ConsumerConfig {
             )?);
         }
         config.processing.validate()?;
+        config.telemetry.validate()?;
         Ok(config)
     }
 
@@ -451,6 +463,42 @@ mod tests {
         );
         let err = parse(&[("mooring.concurrency", "0")]).expect_err("bad");
         assert!(matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.concurrency"));
+    }
+
+    #[test]
+    fn telemetry_keys_are_consumer_keys() {
+        let c = parse(&[]).expect("valid");
+        assert!(!c.telemetry.enabled, "off unless asked for");
+        let c = parse(&[
+            ("mooring.telemetry.enabled", "true"),
+            (
+                "mooring.telemetry.endpoint",
+                "http://127.0.0.1:19500/v1/events",
+            ),
+            ("mooring.telemetry.buffer.events", "5000"),
+            ("mooring.telemetry.snapshot.interval.ms", "1000"),
+        ])
+        .expect("valid");
+        assert!(c.telemetry.enabled);
+        assert_eq!(
+            c.telemetry.exporter.endpoint,
+            "http://127.0.0.1:19500/v1/events"
+        );
+        assert_eq!(c.telemetry.exporter.buffer_capacity, 5000);
+        assert_eq!(
+            c.telemetry.exporter.snapshot_interval,
+            Duration::from_secs(1)
+        );
+        let err = parse(&[("mooring.telemetry.enable", "true")]).expect_err("unknown");
+        assert!(
+            err.to_string().contains("mooring.telemetry.enabled"),
+            "{err}"
+        );
+        let err = parse(&[("mooring.telemetry.endpoint", "localhost:9464")]).expect_err("bad");
+        assert!(
+            matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.telemetry.endpoint"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -17,12 +17,16 @@
 //! | `demo.output` | stdout | file the processed records are appended to |
 //! | `demo.processing.min.ms` / `demo.processing.max.ms` | 2 / 5 | each record takes this long to process (spread over the range by its offset) |
 //!
+//! Telemetry: with `mooring.telemetry.enabled = true` (and `mooring.telemetry.endpoint`, default
+//! `http://127.0.0.1:9464/v1/events`) the service starts the exporter to its `mooring-sidecar`;
+//! it is off by default, and then nothing is sent.
+//!
 //! Output: one line per processed record, written (and so durable against a crash) before the
 //! handler returns, hence before its offset can be committed: `record TOPIC PARTITION OFFSET
-//! VALUE`. On stdout, one line per event: `event NAME key=value ...` (`started`, `rebalance-started`,
-//! `revoked`, `assigned`, `lost`, `rebalance-completed`, `rebalance-failed`, `fenced`,
-//! `poll-interval-exceeded`, `consuming` at the first record processed, `left`, `shutdown`,
-//! `stopped`).
+//! VALUE UNIX_MS` (the last field: when it was processed, wall clock). On stdout, one line per
+//! event: `event NAME key=value ...` (`started`, `rebalance-started`, `revoked`, `assigned`,
+//! `lost`, `rebalance-completed`, `rebalance-failed`, `fenced`, `poll-interval-exceeded`,
+//! `consuming` at the first record processed, `left`, `shutdown`, `telemetry-stopped`, `stopped`).
 //!
 //! SIGTERM/SIGINT: stop fetching, let the running handlers finish, commit, close; a static member
 //! (with `group.instance.id`) stays in the group, so a restart within `session.timeout.ms` causes
@@ -33,11 +37,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use config::{Config, Environment, File, Value, ValueKind};
 use mooring_consumer::processing::{ConsumerRecord, ProcessingEvent};
+use mooring_consumer::telemetry::TelemetryExporter;
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerEvent, GroupEventKind, TopicPartition};
 
 /// The prefix of environment overrides: `MOORING__BOOTSTRAP_SERVERS` sets `bootstrap.servers`.
@@ -235,6 +240,13 @@ impl Output {
     }
 }
 
+/// Wall-clock milliseconds since the Unix epoch (0 if the clock is before it).
+fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// One line on stdout.
 fn event(line: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
@@ -339,6 +351,11 @@ async fn serve(settings: Settings) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let telemetry = if config.telemetry.enabled {
+        config.telemetry.exporter.endpoint.clone()
+    } else {
+        "off".into()
+    };
     let (group, instance) = config.group.as_ref().map_or(("-".into(), "-".into()), |g| {
         (
             g.group_id.clone(),
@@ -356,13 +373,17 @@ async fn serve(settings: Settings) -> ExitCode {
         eprintln!("orders-demo: {e}");
         return ExitCode::FAILURE;
     }
-    let Some(mut events) = consumer.events() else {
-        eprintln!("orders-demo: the consumer's events were taken already");
-        return ExitCode::FAILURE;
+    // The exporter (when `mooring.telemetry.enabled`) takes each event first, then hands it on.
+    let (exporter, mut events) = match TelemetryExporter::from_config_tee(&consumer) {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("orders-demo: telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     consumer.shutdown_handle().on_signals();
     event(format_args!(
-        "started group={group} instance={instance} topic={} pid={}",
+        "started group={group} instance={instance} topic={} pid={} telemetry={telemetry}",
         settings.topic,
         std::process::id()
     ));
@@ -386,10 +407,11 @@ async fn serve(settings: Settings) -> ExitCode {
                     .map_or_else(|| "-".into(), |v| String::from_utf8_lossy(v).into_owned());
                 output
                     .write(&format!(
-                        "record {} {} {} {value}\n",
+                        "record {} {} {} {value} {}\n",
                         record.topic(),
                         record.partition(),
-                        record.offset()
+                        record.offset(),
+                        unix_ms()
                     ))
                     .map_err(|e| format!("writing the output: {e}"))?;
                 processed.fetch_add(1, Ordering::Relaxed);
@@ -408,9 +430,18 @@ async fn serve(settings: Settings) -> ExitCode {
             Some(e) = events.recv() => print_event(&e),
         }
     };
-    // The last events (shutdown, left) were sent before `run` returned.
-    while let Ok(e) = events.try_recv() {
-        print_event(&e);
+    // The last events (shutdown, left) were sent before `run` returned; the exporter's shutdown
+    // sends them (and a last snapshot) to the sidecar and hands them on, then ends the stream.
+    if let Some(exporter) = exporter {
+        let dropped = exporter.shutdown().await;
+        while let Some(e) = events.recv().await {
+            print_event(&e);
+        }
+        event(format_args!("telemetry-stopped dropped={dropped}"));
+    } else {
+        while let Ok(e) = events.try_recv() {
+            print_event(&e);
+        }
     }
     let processed = processed.load(Ordering::Relaxed);
     match result {

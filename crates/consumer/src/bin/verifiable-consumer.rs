@@ -19,6 +19,9 @@
 //! `offsets_committed` (without `--enable-autocommit`), `shutdown_complete` (with an extra
 //! `error` field when a fatal error ended the run, such as a fenced static member).
 //!
+//! Telemetry: `mooring.telemetry.enabled=true` (and the other `mooring.telemetry.*` keys) in the
+//! `--consumer.config` file starts the exporter to a `mooring-sidecar`; off by default.
+//!
 //! Exit status: 0 after a clean shutdown (SIGTERM/SIGINT or `--max-messages` reached), 1 on a
 //! fatal error (after `shutdown_complete`) or a configuration error (before `startup_complete`).
 
@@ -32,6 +35,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::telemetry::TelemetryExporter;
 use mooring_consumer::{
     Consumer, ConsumerConfig, ConsumerError, ConsumerRebalanceListener, ShutdownHandle,
     TopicPartition,
@@ -620,6 +624,14 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // `mooring.telemetry.enabled` (in --consumer.config): export to the sidecar.
+    let exporter = match TelemetryExporter::from_config(&consumer) {
+        Ok(exporter) => exporter,
+        Err(e) => {
+            eprintln!("verifiable-consumer: telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let shutdown = consumer.shutdown_handle();
     let _signals = tokio::spawn(on_signals(shutdown.clone()));
     let (rebalancing, _) = watch::channel(false);
@@ -669,6 +681,9 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
         })
         .await;
     reporter.abort();
+    if let Some(exporter) = exporter {
+        exporter.shutdown().await;
+    }
     finish(result.err())
 }
 

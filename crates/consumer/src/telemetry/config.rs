@@ -1,6 +1,28 @@
-//! The exporter's settings.
+//! The exporter's settings, and the consumer config keys (`mooring.telemetry.*`) that set them.
+//!
+//! | property | default | meaning |
+//! |---|---|---|
+//! | `mooring.telemetry.enabled` | `false` | start the exporter from the config ([`TelemetryExporter::from_config`]) |
+//! | `mooring.telemetry.endpoint` | `http://127.0.0.1:9464/v1/events` | the sidecar's ingest URL (plain `http://`) |
+//! | `mooring.telemetry.buffer.events` | 10000 | events held while the sidecar is slow or away (the oldest are dropped past it, and counted) |
+//! | `mooring.telemetry.batch.max.events` | 500 | most events in one POST |
+//! | `mooring.telemetry.flush.interval.ms` | 200 | a batch goes out at least this often |
+//! | `mooring.telemetry.request.timeout.ms` | 2000 | one POST, connect to status line |
+//! | `mooring.telemetry.snapshot.interval.ms` | 5000 | how often a state snapshot is sent |
+//! | `mooring.telemetry.retry.backoff.ms` | 250 | wait after a failed POST, doubling ... |
+//! | `mooring.telemetry.retry.backoff.max.ms` | 5000 | ... up to this |
+//!
+//! Off by default: a consumer without a sidecar then runs no exporter task, opens no connection
+//! and logs nothing about telemetry, and [`Consumer::events`](crate::Consumer::events) stays the
+//! application's (the exporter takes that stream when it runs).
 
 use std::time::Duration;
+
+use mooring_coordinator::config::{KeySpec, ValueKind};
+
+use super::exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
+use super::http::Endpoint;
+use crate::{Consumer, ConsumerError, ConsumerEvents};
 
 /// Where and how the exporter sends telemetry. [`ExporterConfig::new`] gives the defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,5 +69,278 @@ impl ExporterConfig {
 impl Default for ExporterConfig {
     fn default() -> Self {
         ExporterConfig::new(DEFAULT_ENDPOINT)
+    }
+}
+
+/// The `mooring.telemetry.*` keys of [`ConsumerConfig`](crate::ConsumerConfig).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct TelemetryConfig {
+    /// `mooring.telemetry.enabled`.
+    pub enabled: bool,
+    /// The other keys.
+    pub exporter: ExporterConfig,
+}
+
+const fn key(name: &'static str, kind: ValueKind, default: &'static str) -> KeySpec {
+    KeySpec {
+        name,
+        kind,
+        default,
+    }
+}
+
+/// The telemetry keys (part of the consumer's key table).
+pub const TELEMETRY_KEYS: &[KeySpec] = &[
+    key(
+        "mooring.telemetry.enabled",
+        ValueKind::OneOf(&["true", "false"]),
+        "false",
+    ),
+    key(
+        "mooring.telemetry.endpoint",
+        ValueKind::String,
+        DEFAULT_ENDPOINT,
+    ),
+    key(
+        "mooring.telemetry.buffer.events",
+        ValueKind::PositiveInt,
+        "10000",
+    ),
+    key(
+        "mooring.telemetry.batch.max.events",
+        ValueKind::PositiveInt,
+        "500",
+    ),
+    key(
+        "mooring.telemetry.flush.interval.ms",
+        ValueKind::Millis,
+        "200",
+    ),
+    key(
+        "mooring.telemetry.request.timeout.ms",
+        ValueKind::Millis,
+        "2000",
+    ),
+    key(
+        "mooring.telemetry.snapshot.interval.ms",
+        ValueKind::Millis,
+        "5000",
+    ),
+    key(
+        "mooring.telemetry.retry.backoff.ms",
+        ValueKind::Millis,
+        "250",
+    ),
+    key(
+        "mooring.telemetry.retry.backoff.max.ms",
+        ValueKind::Millis,
+        "5000",
+    ),
+];
+
+impl TelemetryConfig {
+    /// Sets one `mooring.telemetry.*` key; `Ok(false)` when `key` is not one of them.
+    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ConsumerError> {
+        let Some(spec) = TELEMETRY_KEYS.iter().find(|s| s.name == key) else {
+            return Ok(false);
+        };
+        let v = value.trim();
+        let bad = |expected: &str| ConsumerError::Config {
+            key: spec.name.into(),
+            message: format!("`{value}` is not {expected}"),
+        };
+        let positive = || match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(bad("a positive integer")),
+        };
+        // Zero would mean a busy loop (flush, snapshot, back-off) or no chance to answer (timeout).
+        let millis = || match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
+            _ => Err(bad("a positive number of milliseconds")),
+        };
+        let e = &mut self.exporter;
+        match spec.name {
+            "mooring.telemetry.enabled" => {
+                self.enabled = match v {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(bad("true or false")),
+                }
+            }
+            "mooring.telemetry.endpoint" => {
+                Endpoint::parse(v).map_err(|m| ConsumerError::Config {
+                    key: spec.name.into(),
+                    message: m,
+                })?;
+                e.endpoint = v.to_owned();
+            }
+            "mooring.telemetry.buffer.events" => e.buffer_capacity = positive()?,
+            "mooring.telemetry.batch.max.events" => e.batch_max = positive()?,
+            "mooring.telemetry.flush.interval.ms" => e.flush_interval = millis()?,
+            "mooring.telemetry.request.timeout.ms" => e.request_timeout = millis()?,
+            "mooring.telemetry.snapshot.interval.ms" => e.snapshot_interval = millis()?,
+            "mooring.telemetry.retry.backoff.ms" => e.backoff = millis()?,
+            "mooring.telemetry.retry.backoff.max.ms" => e.max_backoff = millis()?,
+            other => {
+                return Err(ConsumerError::Config {
+                    key: other.into(),
+                    message: "key is listed but not handled (a bug)".into(),
+                })
+            }
+        }
+        Ok(true)
+    }
+
+    /// Checks what one key cannot: a batch fits in the buffer, the back-off range is ordered.
+    pub(crate) fn validate(&self) -> Result<(), ConsumerError> {
+        let e = &self.exporter;
+        if e.batch_max > e.buffer_capacity {
+            return Err(ConsumerError::Config {
+                key: "mooring.telemetry.batch.max.events".into(),
+                message: format!(
+                    "{} is above mooring.telemetry.buffer.events ({})",
+                    e.batch_max, e.buffer_capacity
+                ),
+            });
+        }
+        if e.backoff > e.max_backoff {
+            return Err(ConsumerError::Config {
+                key: "mooring.telemetry.retry.backoff.ms".into(),
+                message: format!(
+                    "{} ms is above mooring.telemetry.retry.backoff.max.ms ({} ms)",
+                    e.backoff.as_millis(),
+                    e.max_backoff.as_millis()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl TelemetryExporter {
+    /// Starts the exporter as the consumer's config says: `Ok(None)` (and nothing started) unless
+    /// `mooring.telemetry.enabled` is `true`. Like [`spawn`](Self::spawn), it takes the
+    /// consumer's event stream; [`from_config_tee`](Self::from_config_tee) hands it on.
+    pub fn from_config(consumer: &Consumer) -> Result<Option<ExporterHandle>, TelemetryError> {
+        match enabled(consumer) {
+            Some(config) => Self::spawn(consumer, config).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// As [`from_config`](Self::from_config), for an application that reads the event stream
+    /// too: the events come back, each after the exporter took its copy. When telemetry is off
+    /// no exporter starts and the stream is the consumer's own. The exporter never waits for the
+    /// application: a full stream drops the application's copy (the exporter's stays).
+    pub fn from_config_tee(
+        consumer: &Consumer,
+    ) -> Result<(Option<ExporterHandle>, ConsumerEvents), TelemetryError> {
+        match enabled(consumer) {
+            Some(config) => {
+                let (handle, events) = Self::spawn_tee(consumer, config)?;
+                Ok((Some(handle), events))
+            }
+            None => {
+                let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
+                Ok((None, events))
+            }
+        }
+    }
+}
+
+fn enabled(consumer: &Consumer) -> Option<ExporterConfig> {
+    let (shared, _) = consumer.telemetry_view();
+    let telemetry = &shared.config.telemetry;
+    telemetry.enabled.then(|| telemetry.exporter.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(pairs: &[(&str, &str)]) -> Result<TelemetryConfig, ConsumerError> {
+        let mut c = TelemetryConfig::default();
+        for (k, v) in pairs {
+            assert!(c.set(k, v)?, "{k} is a telemetry key");
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn every_key_sets_its_field() {
+        let c = set(&[
+            ("mooring.telemetry.enabled", "true"),
+            (
+                "mooring.telemetry.endpoint",
+                "http://127.0.0.1:19464/v1/events",
+            ),
+            ("mooring.telemetry.buffer.events", "2000"),
+            ("mooring.telemetry.batch.max.events", "100"),
+            ("mooring.telemetry.flush.interval.ms", "50"),
+            ("mooring.telemetry.request.timeout.ms", "700"),
+            ("mooring.telemetry.snapshot.interval.ms", "1000"),
+            ("mooring.telemetry.retry.backoff.ms", "100"),
+            ("mooring.telemetry.retry.backoff.max.ms", "1000"),
+        ])
+        .expect("valid");
+        assert!(c.enabled);
+        let e = &c.exporter;
+        assert_eq!(e.endpoint, "http://127.0.0.1:19464/v1/events");
+        assert_eq!(e.buffer_capacity, 2000);
+        assert_eq!(e.batch_max, 100);
+        assert_eq!(e.flush_interval, Duration::from_millis(50));
+        assert_eq!(e.request_timeout, Duration::from_millis(700));
+        assert_eq!(e.snapshot_interval, Duration::from_secs(1));
+        assert_eq!(e.backoff, Duration::from_millis(100));
+        assert_eq!(e.max_backoff, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn defaults_are_off_and_match_the_key_table() {
+        let c = TelemetryConfig::default();
+        assert!(!c.enabled);
+        assert_eq!(c.exporter, ExporterConfig::default());
+        // The table's defaults, applied as values, give the same config.
+        let pairs: Vec<(&str, &str)> = TELEMETRY_KEYS.iter().map(|k| (k.name, k.default)).collect();
+        assert_eq!(set(&pairs).expect("defaults are valid"), c);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (key, value) in [
+            ("mooring.telemetry.enabled", "yes"),
+            (
+                "mooring.telemetry.endpoint",
+                "https://127.0.0.1:9464/v1/events",
+            ),
+            ("mooring.telemetry.endpoint", "127.0.0.1:9464"),
+            ("mooring.telemetry.buffer.events", "0"),
+            ("mooring.telemetry.buffer.events", "-5"),
+            ("mooring.telemetry.snapshot.interval.ms", "0"),
+            ("mooring.telemetry.request.timeout.ms", "soon"),
+        ] {
+            let err = set(&[(key, value)]).expect_err(value);
+            assert!(
+                matches!(&err, ConsumerError::Config { key: k, .. } if k == key),
+                "{key}={value}: {err}"
+            );
+        }
+        let err = set(&[
+            ("mooring.telemetry.buffer.events", "10"),
+            ("mooring.telemetry.batch.max.events", "500"),
+        ])
+        .expect_err("batch above buffer");
+        assert!(err.to_string().contains("mooring.telemetry.buffer.events"));
+        let err = set(&[("mooring.telemetry.retry.backoff.ms", "9000")]).expect_err("backoff");
+        assert!(err.to_string().contains("retry.backoff.max.ms"));
+    }
+
+    #[test]
+    fn other_keys_are_not_ours() {
+        let mut c = TelemetryConfig::default();
+        assert!(!c.set("mooring.concurrency", "4").expect("not ours"));
+        assert!(!c.set("mooring.telemetry.enable", "true").expect("not ours"));
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinHandle;
 
 use super::buffer::Buffer;
@@ -19,7 +19,7 @@ use super::convert::{convert, now_ms};
 use super::http::{post, Endpoint};
 use super::schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
 use super::snapshot::snapshot;
-use crate::{Consumer, ConsumerEvents};
+use crate::{Consumer, ConsumerEvent, ConsumerEvents};
 
 /// Why the exporter could not start.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +102,33 @@ impl TelemetryExporter {
         consumer: &Consumer,
         config: ExporterConfig,
     ) -> Result<ExporterHandle, TelemetryError> {
+        Self::start(consumer, config, None)
+    }
+
+    /// As [`spawn`](Self::spawn), and hands every event on to the application after taking its
+    /// copy (the stream returned, as large as the consumer's own). The exporter never waits for
+    /// the application: when its stream is full the application's copy is dropped. The stream
+    /// ends after [`ExporterHandle::shutdown`], which passes on what the consumer's held.
+    pub fn spawn_tee(
+        consumer: &Consumer,
+        config: ExporterConfig,
+    ) -> Result<(ExporterHandle, ConsumerEvents), TelemetryError> {
+        let capacity = consumer
+            .telemetry_view()
+            .0
+            .config
+            .group
+            .as_ref()
+            .map_or(1024, |g| g.event_capacity.max(1024));
+        let (tx, rx) = mpsc::channel(capacity);
+        Ok((Self::start(consumer, config, Some(tx))?, rx))
+    }
+
+    fn start(
+        consumer: &Consumer,
+        config: ExporterConfig,
+        tee: Option<mpsc::Sender<ConsumerEvent>>,
+    ) -> Result<ExporterHandle, TelemetryError> {
         let endpoint = Endpoint::parse(&config.endpoint).map_err(TelemetryError::Endpoint)?;
         let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
         let (shared_state, _) = consumer.telemetry_view();
@@ -132,7 +159,7 @@ impl TelemetryExporter {
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let (stop_sender_tx, stop_sender_rx) = watch::channel(false);
-        let intake = tokio::spawn(intake(Arc::clone(&shared), events, stop_rx.clone()));
+        let intake = tokio::spawn(intake(Arc::clone(&shared), events, tee, stop_rx.clone()));
         let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx));
         let sender = tokio::spawn(sender(Arc::clone(&shared), stop_sender_rx));
         Ok(ExporterHandle {
@@ -200,23 +227,31 @@ impl ExporterHandle {
     }
 }
 
-async fn intake(shared: Arc<Shared>, mut events: ConsumerEvents, mut stop: watch::Receiver<bool>) {
+async fn intake(
+    shared: Arc<Shared>,
+    mut events: ConsumerEvents,
+    tee: Option<mpsc::Sender<ConsumerEvent>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let take = |event: ConsumerEvent| {
+        if let Some(tee) = &tee {
+            // Never wait for the application; a full stream loses its copy only.
+            let _ = tee.try_send(event.clone());
+        }
+        if let Some((ts, event)) = convert(event) {
+            shared.enqueue(ts, event);
+        }
+    };
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Some(event) => {
-                    if let Some((ts, event)) = convert(event) {
-                        shared.enqueue(ts, event);
-                    }
-                }
+                Some(event) => take(event),
                 None => return,
             },
             _ = stop.wait_for(|s| *s) => {
                 // Take what the stream holds, without waiting.
                 while let Ok(event) = events.try_recv() {
-                    if let Some((ts, event)) = convert(event) {
-                        shared.enqueue(ts, event);
-                    }
+                    take(event);
                 }
                 return;
             }

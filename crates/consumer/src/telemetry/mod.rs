@@ -2,6 +2,12 @@
 //! over localhost HTTP to the sidecar (`mooring-sidecar`, default
 //! `http://127.0.0.1:9464/v1/events`).
 //!
+//! From the consumer's config (`mooring.telemetry.enabled = true` and the other
+//! `mooring.telemetry.*` keys, see [`TelemetryConfig`]), one call starts it, or nothing when the
+//! config leaves telemetry off: `TelemetryExporter::from_config(&consumer)?`
+//! ([`TelemetryExporter::from_config_tee`] when the application reads the events too).
+//! By hand:
+//!
 //! ```no_run
 //! use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
 //! # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), Box<dyn std::error::Error>> {
@@ -22,6 +28,7 @@
 //! - [`schema`]: the NDJSON line types (shared with the sidecar, which deserializes them).
 //! - `convert`: runtime events → schema events.
 //! - `snapshot`: the consumer's state → [`Snapshot`].
+//! - `config`: [`ExporterConfig`], the `mooring.telemetry.*` keys, starting from the config.
 //! - `buffer`: the bounded, drop-oldest buffer.
 //! - `http`: a minimal HTTP/1.1 POST client.
 //! - `exporter`: the intake, snapshot and sender tasks.
@@ -34,7 +41,7 @@ mod http;
 pub mod schema;
 mod snapshot;
 
-pub use config::{ExporterConfig, DEFAULT_ENDPOINT};
+pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
 pub use convert::cause as schema_cause;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
