@@ -29,6 +29,12 @@ pub(crate) struct Shared {
     /// Bumped by every assignment change, so a committed-offset look-up that a rebalance
     /// overtook is not applied to the new assignment.
     assignment_epoch: AtomicU64,
+    /// Iterations of the fetch loop (the consumer's poll loop): its liveness, apart from any
+    /// handler's. Read by the telemetry snapshots.
+    loop_ticks: AtomicU64,
+    /// When the last iteration began: nanoseconds after `created`, plus one (0: never).
+    loop_tick_nanos: AtomicU64,
+    created: std::time::Instant,
 }
 
 impl Shared {
@@ -47,6 +53,9 @@ impl Shared {
             events,
             shutdown: watch::Sender::new(false),
             assignment_epoch: AtomicU64::new(0),
+            loop_ticks: AtomicU64::new(0),
+            loop_tick_nanos: AtomicU64::new(0),
+            created: std::time::Instant::now(),
         }
     }
 
@@ -58,6 +67,27 @@ impl Shared {
     /// The assignment epoch (see the field).
     pub(crate) fn assignment_epoch(&self) -> u64 {
         self.assignment_epoch.load(Ordering::SeqCst)
+    }
+
+    /// One iteration of the fetch loop began (see [`loop_progress`](Self::loop_progress)).
+    pub(crate) fn loop_tick(&self) {
+        self.loop_ticks.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(self.created.elapsed().as_nanos()).unwrap_or(u64::MAX - 1);
+        self.loop_tick_nanos.store(nanos + 1, Ordering::Relaxed);
+    }
+
+    /// The fetch loop's iterations so far and the time since the last one began (`None`: it
+    /// never ran). The loop iterates at least every 100 ms while it runs, whatever the handlers
+    /// do, so a growing figure means the consumer's runtime is stuck, not a slow handler.
+    pub(crate) fn loop_progress(&self) -> (u64, Option<std::time::Duration>) {
+        let ticks = self.loop_ticks.load(Ordering::Relaxed);
+        let at = self.loop_tick_nanos.load(Ordering::Relaxed);
+        let since = (at > 0).then(|| {
+            self.created
+                .elapsed()
+                .saturating_sub(std::time::Duration::from_nanos(at - 1))
+        });
+        (ticks, since)
     }
 
     /// The assignment changed (assign, revoke, loss).

@@ -17,6 +17,8 @@ pub struct App {
     /// The Prometheus series.
     pub metrics: Metrics,
     state: Mutex<State>,
+    /// Asks the broker watch for a look now (a rebalance completed and waits for its cause).
+    pub watch_now: tokio::sync::Notify,
 }
 
 impl App {
@@ -27,6 +29,7 @@ impl App {
             config,
             metrics: Metrics::new(),
             state: Mutex::new(state),
+            watch_now: tokio::sync::Notify::new(),
         }
     }
 
@@ -89,6 +92,19 @@ pub fn poll_stall(state: &State, now: Instant) -> f64 {
             snap.since_last_progress_seconds + now.duration_since(*at).as_secs_f64()
         }
         _ => 0.0,
+    }
+}
+
+/// Seconds since the consumer's fetch (poll) loop last began an iteration: the last snapshot's
+/// figure plus the snapshot's age (`None`: no snapshot with a running loop yet, or the consumer
+/// is shutting down). Handlers run in their own tasks, so a slow handler never moves this; a
+/// stuck runtime (a blocked thread, a lock never released) does.
+pub fn loop_stale(state: &State, now: Instant) -> Option<f64> {
+    match &state.snapshot {
+        Some((at, snap)) if !snap.shutting_down => snap
+            .since_last_loop_tick_seconds
+            .map(|s| s + now.duration_since(*at).as_secs_f64()),
+        _ => None,
     }
 }
 

@@ -59,6 +59,8 @@ pub enum Kind {
     Number,
     /// A secret (shown redacted).
     Secret,
+    /// PromQL label matchers without braces (`job="x",pod=~"y.*"`).
+    Selector,
 }
 
 /// One key of the sidecar's own table.
@@ -126,6 +128,18 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         Kind::Millis,
         "60000",
         "consumer silent longer than this: not live",
+    ),
+    k(
+        "causes.stall.ms",
+        Kind::Millis,
+        "10000",
+        "a member that left after its partitions' commits stood still this long while records waited counts as session_timeout",
+    ),
+    k(
+        "rules.scrape.selector",
+        Kind::Selector,
+        r#"job=~".+/(.+-)?consumer",container="sidecar""#,
+        "PromQL label matchers of the sidecars' scrape targets, for the MooringSidecarDown/Absent rules (default: the PodMonitor of deploy/kubernetes)",
     ),
     k(
         "alerts.rebalances.window.ms",
@@ -235,8 +249,13 @@ pub struct SidecarConfig {
     pub rebalance_history: usize,
     /// The cap on lag series.
     pub lag_max_partitions: usize,
-    /// Consumer silence that fails liveness.
+    /// Consumer silence (or a consumer loop without an iteration) that fails liveness.
     pub health_stale: Duration,
+    /// How long a departed member's commits must have stood still while records waited for
+    /// its departure to count as `session_timeout` (see `state::classify`).
+    pub causes_stall: Duration,
+    /// The label matchers of the sidecars' `up` series (`rules.scrape.selector`).
+    pub rules_scrape_selector: String,
     /// Alert thresholds, one per kind.
     pub alerts: BTreeMap<AlertKind, Threshold>,
     /// Every key and value, secrets redacted (for `/debug/config`).
@@ -381,6 +400,11 @@ impl SidecarConfig {
             rebalance_history: count("rebalances.history", &get("rebalances.history"))?.max(1),
             lag_max_partitions: count("lag.max.partitions", &get("lag.max.partitions"))?,
             health_stale: millis("health.stale.ms", &get("health.stale.ms"))?,
+            causes_stall: millis("causes.stall.ms", &get("causes.stall.ms"))?,
+            rules_scrape_selector: selector(
+                "rules.scrape.selector",
+                &get("rules.scrape.selector"),
+            )?,
             alerts,
             redacted,
         })
@@ -442,6 +466,19 @@ fn millis(key: &str, value: &str) -> Result<Duration, ConfigError> {
         .parse::<u64>()
         .map(Duration::from_millis)
         .map_err(|_| invalid(key, format!("`{value}` is not a number of milliseconds")))
+}
+
+fn selector(key: &str, value: &str) -> Result<String, ConfigError> {
+    let v = value.trim();
+    if v.is_empty() || v.contains(['{', '}']) {
+        return Err(invalid(
+            key,
+            format!(
+                "`{value}` is not PromQL label matchers without braces (job=\"x\",pod=~\"y.*\")"
+            ),
+        ));
+    }
+    Ok(v.to_string())
 }
 
 fn count(key: &str, value: &str) -> Result<usize, ConfigError> {

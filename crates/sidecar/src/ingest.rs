@@ -2,13 +2,13 @@
 //! [`Metrics`](crate::metrics::Metrics). A line that does not parse, or whose `type` this
 //! version does not know, is skipped and counted; the rest of the batch still applies.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mooring_consumer::telemetry::{Cause, Envelope, Event, Partition, Phases};
 use serde::Serialize;
 
 use crate::app::{unix_ms, unix_now, App};
-use crate::state::{refine_cause, Pending, RebalanceRecord, State};
+use crate::state::{classify, refine_cause, Pending, RebalanceRecord, State, Unclassified};
 
 /// What one POST did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -60,7 +60,9 @@ pub fn apply(app: &App, envelope: Envelope) {
         } => {
             state.member.stable = false;
             let assignment_before = state.member.assignment.clone();
+            let members_before = state.last_stable_members.as_ref().map(|(_, m)| m.clone());
             state.pending = Some(Pending {
+                members_before,
                 cause,
                 started_ms: ts_ms,
                 started: now,
@@ -139,10 +141,23 @@ pub fn apply(app: &App, envelope: Envelope) {
                 .or(state.carried_cause.take())
                 .unwrap_or(Cause::Unknown);
             let assignment = state.member.assignment.clone();
-            let cause = refine_cause(reported, pending.as_ref(), &assignment);
-            m.rebalances_total
-                .with_label_values(&[cause.as_str()])
-                .inc();
+            // REBALANCE_IN_PROGRESS on a member that had a generation: someone else joined or
+            // left; the broker's view tells which (see `state::classify`).
+            let needs_view = reported == Cause::MemberJoined
+                && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
+            let fallback = refine_cause(reported, pending.as_ref(), &assignment);
+            let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
+            let watching = app.config.client.is_some() && app.config.group_id.is_some();
+            let (cause, basis) = match (needs_view, watching, &members_before) {
+                (true, true, Some(_)) => (reported, "pending"),
+                (true, _, _) => (fallback, "assignment"),
+                (false, _, _) => (reported, "member"),
+            };
+            if basis != "pending" {
+                m.rebalances_total
+                    .with_label_values(&[cause.as_str()])
+                    .inc();
+            }
             m.rebalance_duration_seconds.observe(total_seconds);
             m.last_rebalance_duration_seconds.set(total_seconds);
             m.last_rebalance_timestamp_seconds.set(unix_now());
@@ -152,7 +167,7 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.stable = true;
             state.last_rebalance_seconds = total_seconds;
             state.rebalance_times.push_back(now);
-            let record = record(
+            let mut record = record(
                 pending,
                 cause,
                 reported,
@@ -163,7 +178,17 @@ pub fn apply(app: &App, envelope: Envelope) {
                 assignment,
                 None,
             );
-            state.push_record(record);
+            record.cause_basis = basis;
+            let seq = state.push_record(record);
+            if let (true, Some(members_before)) = (basis == "pending", members_before) {
+                state.unclassified.push_back(Unclassified {
+                    seq,
+                    ended: now,
+                    members_before,
+                    fallback,
+                });
+                app.watch_now.notify_one();
+            }
         }
         Event::RebalanceFailed {
             error,
@@ -237,6 +262,9 @@ pub fn apply(app: &App, envelope: Envelope) {
             let paused = snap.partitions.iter().filter(|p| p.paused).count();
             m.partitions_paused.set(paused as i64);
             m.processing_in_flight.set(snap.in_flight as i64);
+            if let Some(latency) = &snap.handler_latency {
+                m.handler_duration_seconds.set(latency);
+            }
             if app.config.client.is_none() {
                 // No broker watch: lag from the consumer's own view.
                 state.lag.clear();
@@ -263,8 +291,10 @@ pub fn apply(app: &App, envelope: Envelope) {
         _ => {}
     }
     let stall = crate::app::poll_stall(&state, now);
+    let loop_stale = crate::app::loop_stale(&state, now);
     drop(state);
     m.poll_stale_seconds.set(stall);
+    m.consumer_loop_stale_seconds.set(loop_stale.unwrap_or(0.0));
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -311,6 +341,54 @@ fn record(
         assigned,
         lost,
         assignment,
+        cause_basis: "member",
+        members_joined: Vec::new(),
+        members_left: Vec::new(),
+    }
+}
+
+/// Names the causes of completed rebalances that wait for the broker's view, oldest first: with
+/// the first Stable view read after the completion, or, when none comes within three watch
+/// intervals (at least 5 s), with the assignment rule. Only then are they counted in
+/// `mooring_rebalances_total` (so the counter lags a completion by about one watch round trip).
+pub fn settle_causes(app: &App) {
+    let now = Instant::now();
+    let timeout = (app.config.watch_interval * 3).max(Duration::from_secs(5));
+    let mut state = app.state();
+    while let Some(u) = state.unclassified.front().cloned() {
+        let after = match &state.last_stable_members {
+            Some((read_at, members)) if *read_at > u.ended => Some(members.clone()),
+            _ => None,
+        };
+        let (cause, joined, left, basis) = match after {
+            Some(after) => {
+                let (cause, joined, left) = classify(
+                    &u.members_before,
+                    &after,
+                    &state.member_watch,
+                    app.config.causes_stall,
+                );
+                match cause {
+                    Some(c) => (c, joined, left, "broker_view"),
+                    None => (u.fallback, joined, left, "assignment"),
+                }
+            }
+            None if now.duration_since(u.ended) > timeout => {
+                (u.fallback, Vec::new(), Vec::new(), "assignment")
+            }
+            None => break,
+        };
+        state.unclassified.pop_front();
+        app.metrics
+            .rebalances_total
+            .with_label_values(&[cause.as_str()])
+            .inc();
+        if let Some(r) = state.record_mut(u.seq) {
+            r.cause = cause;
+            r.cause_basis = basis;
+            r.members_joined = joined;
+            r.members_left = left;
+        }
     }
 }
 

@@ -4,9 +4,13 @@
 //! state, alert), except the lag series' `topic`/`partition`, which are capped by
 //! `lag.max.partitions`.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
+use prometheus::core::{Collector, Desc};
 use prometheus::{
-    Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
-    Opts, Registry, TextEncoder,
+    proto, Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 /// Buckets for rebalance phases and callbacks (seconds).
@@ -58,6 +62,8 @@ pub struct Metrics {
     pub partitions_paused: IntGauge,
     pub processing_in_flight: IntGauge,
     pub poll_stale_seconds: Gauge,
+    pub consumer_loop_stale_seconds: Gauge,
+    pub handler_duration_seconds: Arc<HandlerDurations>,
     pub telemetry_events_dropped_total: IntCounter,
     pub telemetry_events_received_total: IntCounterVec,
     pub telemetry_last_event_timestamp_seconds: Gauge,
@@ -161,6 +167,12 @@ impl Metrics {
             "mooring_partition_lag_seconds",
             Box::new(partition_lag_seconds.clone()),
         );
+        let handler_duration_seconds = Arc::new(HandlerDurations::new());
+        register(
+            &r,
+            HandlerDurations::NAME,
+            Box::new(HandlerCollector(Arc::clone(&handler_duration_seconds))),
+        );
         let telemetry_events_received_total = vec(
             "mooring_telemetry_events_received_total",
             "Telemetry lines received, by type.",
@@ -188,11 +200,13 @@ impl Metrics {
             partitions_paused: int_gauge(&r, "mooring_partitions_paused", "Assigned partitions paused (by the application or backpressure)."),
             processing_in_flight: int_gauge(&r, "mooring_processing_in_flight", "Handlers running."),
             poll_stale_seconds: gauge(&r, "mooring_poll_stale_seconds", "Time the processing loop made no progress while work waited (0 when idle)."),
+            consumer_loop_stale_seconds: gauge(&r, "mooring_consumer_loop_stale_seconds", "Seconds since the consumer's fetch (poll) loop last iterated, as of its last snapshot plus the snapshot's age (it iterates at least every 100 ms while the runtime lives)."),
             telemetry_events_dropped_total: counter(&r, "mooring_telemetry_events_dropped_total", "Telemetry events the consumer lost (reported by its exporter)."),
             telemetry_last_event_timestamp_seconds: gauge(&r, "mooring_telemetry_last_event_timestamp_seconds", "When the last telemetry line arrived."),
             broker_watch_errors_total: counter(&r, "mooring_broker_watch_errors_total", "Failed broker look-ups of the group watcher."),
             broker_watch_last_success_timestamp_seconds: gauge(&r, "mooring_broker_watch_last_success_timestamp_seconds", "When the group watcher last read the group from the broker."),
             rebalances_total,
+            handler_duration_seconds,
             group_state,
             alert_level,
             partition_lag_records,
@@ -207,6 +221,90 @@ impl Metrics {
         TextEncoder::new()
             .encode_to_string(&self.registry.gather())
             .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
+    }
+}
+
+/// `mooring_handler_duration_seconds`: the consumer's own cumulative handler histogram, as its
+/// last snapshot carried it (fixed buckets shared through the schema), exposed as is. No event
+/// per record crosses the wire; a consumer restart starts the counts over (a counter reset to
+/// Prometheus).
+#[derive(Debug)]
+pub struct HandlerDurations {
+    desc: Desc,
+    latest: Mutex<Option<HandlerLatency>>,
+}
+
+impl HandlerDurations {
+    /// The series name.
+    pub const NAME: &'static str = "mooring_handler_duration_seconds";
+
+    fn new() -> HandlerDurations {
+        let desc = Desc::new(
+            Self::NAME.to_string(),
+            "Record handler duration, first attempt's start to final outcome, retries included (Kafka Streams' closest: process-latency).".to_string(),
+            Vec::new(),
+            std::collections::HashMap::new(),
+        )
+        .unwrap_or_else(|e| unreachable_metric(Self::NAME, e));
+        HandlerDurations {
+            desc,
+            latest: Mutex::new(None),
+        }
+    }
+
+    /// Takes the snapshot's figures (ignored when the bucket count does not match this build's).
+    pub fn set(&self, latency: &HandlerLatency) {
+        if latency.buckets.len() != HANDLER_LATENCY_BUCKETS_SECONDS.len() + 1 {
+            return;
+        }
+        *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(latency.clone());
+    }
+
+    /// The latest figures.
+    pub fn get(&self) -> Option<HandlerLatency> {
+        self.latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+struct HandlerCollector(Arc<HandlerDurations>);
+
+impl Collector for HandlerCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        vec![&self.0.desc]
+    }
+
+    fn collect(&self) -> Vec<proto::MetricFamily> {
+        let latest = self.0.get().unwrap_or_else(|| HandlerLatency {
+            buckets: vec![0; HANDLER_LATENCY_BUCKETS_SECONDS.len() + 1],
+            sum_seconds: 0.0,
+            count: 0,
+        });
+        let mut h = proto::Histogram::default();
+        h.set_sample_sum(latest.sum_seconds);
+        h.set_sample_count(latest.count);
+        h.set_bucket(
+            HANDLER_LATENCY_BUCKETS_SECONDS
+                .iter()
+                .zip(&latest.buckets)
+                .map(|(&le, &n)| {
+                    let mut b = proto::Bucket::default();
+                    b.set_upper_bound(le);
+                    b.set_cumulative_count(n);
+                    b
+                })
+                .collect(),
+        );
+        let mut m = proto::Metric::default();
+        m.set_histogram(h);
+        let mut family = proto::MetricFamily::default();
+        family.set_name(self.0.desc.fq_name.clone());
+        family.set_help(self.0.desc.help.clone());
+        family.set_field_type(proto::MetricType::HISTOGRAM);
+        family.set_metric(vec![m]);
+        vec![family]
     }
 }
 

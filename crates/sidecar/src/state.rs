@@ -3,7 +3,7 @@
 //! sees them, and when each loop last made progress. One `std` mutex guards it; no handler holds
 //! it across an `.await`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use mooring_consumer::telemetry::{Cause, MemberIdentity, Partition, Phases, Snapshot};
@@ -51,6 +51,8 @@ pub struct Pending {
     pub assigned: Vec<Partition>,
     /// Lost during it.
     pub lost: Vec<Partition>,
+    /// The group's members (ids) in the broker's last Stable view before it started.
+    pub members_before: Option<BTreeSet<String>>,
 }
 
 /// One finished rebalance, for `/debug/rebalances`.
@@ -88,6 +90,59 @@ pub struct RebalanceRecord {
     pub lost: Vec<Partition>,
     /// Owned after.
     pub assignment: Vec<Partition>,
+    /// What the cause rests on: `member` (the member's own report), `broker_view` (members
+    /// before vs after in DescribeGroups), `assignment` (the member's own assignment: no broker
+    /// view), or `pending` (completed, waiting for the broker's view; not counted yet).
+    pub cause_basis: &'static str,
+    /// Members in the broker's view after and not before.
+    pub members_joined: Vec<String>,
+    /// Members in the broker's view before and not after.
+    pub members_left: Vec<DepartedMember>,
+}
+
+/// A member that left, as the broker watch saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DepartedMember {
+    /// Its member id.
+    pub member_id: String,
+    /// How long its partitions' committed offsets stood still while records waited, up to its
+    /// last sighting (0: it kept up, or was never seen with partitions).
+    pub stalled_seconds: f64,
+}
+
+/// What the broker watch tracks of one member (also kept a while after it is gone).
+#[derive(Debug, Clone)]
+pub struct MemberWatch {
+    /// Its partitions in the last Stable view.
+    pub partitions: Vec<Partition>,
+    /// Their committed offsets then.
+    pub committed: BTreeMap<Partition, i64>,
+    /// Last time it was listed.
+    pub last_seen: Instant,
+    /// Last time its commits moved or it had nothing waiting (or it got new partitions).
+    pub last_progress: Instant,
+    /// When it was first missing from a view.
+    pub gone: Option<Instant>,
+}
+
+impl MemberWatch {
+    /// Stood still while records waited, up to the last sighting.
+    pub fn stalled(&self) -> Duration {
+        self.last_seen.saturating_duration_since(self.last_progress)
+    }
+}
+
+/// A completed rebalance waiting for the broker's view to name its cause.
+#[derive(Debug, Clone)]
+pub struct Unclassified {
+    /// Its record's `seq`.
+    pub seq: u64,
+    /// Completion.
+    pub ended: Instant,
+    /// Members before.
+    pub members_before: BTreeSet<String>,
+    /// The assignment-based fallback cause.
+    pub fallback: Cause,
 }
 
 /// The group as DescribeGroups shows it.
@@ -174,6 +229,12 @@ pub struct State {
     pub watch_tick: Option<Instant>,
     /// Its last error.
     pub watch_error: Option<String>,
+    /// Member ids of the last view in state Stable, and when it was read.
+    pub last_stable_members: Option<(Instant, BTreeSet<String>)>,
+    /// Per member id, what the watch saw of its progress.
+    pub member_watch: BTreeMap<String, MemberWatch>,
+    /// Completed rebalances waiting for the broker's view, oldest first.
+    pub unclassified: VecDeque<Unclassified>,
 }
 
 impl State {
@@ -203,17 +264,27 @@ impl State {
             samples: BTreeMap::new(),
             watch_tick: None,
             watch_error: None,
+            last_stable_members: None,
+            member_watch: BTreeMap::new(),
+            unclassified: VecDeque::new(),
         }
     }
 
-    /// Adds a record, keeping the cap.
-    pub fn push_record(&mut self, mut record: RebalanceRecord) {
-        record.seq = self.next_seq;
+    /// Adds a record, keeping the cap; returns its `seq`.
+    pub fn push_record(&mut self, mut record: RebalanceRecord) -> u64 {
+        let seq = self.next_seq;
+        record.seq = seq;
         self.next_seq += 1;
         while self.history.len() >= self.history_cap {
             self.history.pop_front();
         }
         self.history.push_back(record);
+        seq
+    }
+
+    /// The record numbered `seq`, if still kept.
+    pub fn record_mut(&mut self, seq: u64) -> Option<&mut RebalanceRecord> {
+        self.history.iter_mut().find(|r| r.seq == seq)
     }
 
     /// Entries of `times` within `window` of `now` (pruning the rest).
@@ -245,4 +316,45 @@ pub fn refine_cause(reported: Cause, pending: Option<&Pending>, assignment: &[Pa
     } else {
         Cause::MemberJoined
     }
+}
+
+/// The cause of a rebalance the member reported as `member_joined` (the coordinator's
+/// REBALANCE_IN_PROGRESS says nothing more), from the broker's view: the members of the last
+/// Stable DescribeGroups before it started vs the first Stable one after it completed.
+///
+/// - A member left whose committed offsets stood still for at least `stall` while records waited
+///   on its partitions (up to its last sighting) → `session_timeout`: it stopped working but
+///   stayed listed until the coordinator expired it (a SIGKILL, a crash, a hang). A clean
+///   LeaveGroup comes from a member that was keeping up.
+/// - Otherwise a member left → `member_left`; only joins → `member_joined`.
+/// - The same members → `None` (the caller falls back to the assignment rule).
+///
+/// Returns the cause, the joined ids and the departed members.
+pub fn classify(
+    before: &BTreeSet<String>,
+    after: &BTreeSet<String>,
+    watch: &BTreeMap<String, MemberWatch>,
+    stall: Duration,
+) -> (Option<Cause>, Vec<String>, Vec<DepartedMember>) {
+    let joined: Vec<String> = after.difference(before).cloned().collect();
+    let left: Vec<DepartedMember> = before
+        .difference(after)
+        .map(|id| DepartedMember {
+            member_id: id.clone(),
+            stalled_seconds: watch.get(id).map_or(0.0, |w| w.stalled().as_secs_f64()),
+        })
+        .collect();
+    let cause = if left
+        .iter()
+        .any(|m| m.stalled_seconds >= stall.as_secs_f64() && m.stalled_seconds > 0.0)
+    {
+        Some(Cause::SessionTimeout)
+    } else if !left.is_empty() {
+        Some(Cause::MemberLeft)
+    } else if !joined.is_empty() {
+        Some(Cause::MemberJoined)
+    } else {
+        None
+    };
+    (cause, joined, left)
 }

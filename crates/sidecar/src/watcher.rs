@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mooring_consumer::telemetry::Partition;
 use mooring_coordinator::admin::OffsetSpec;
@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::app::{unix_ms, unix_now, App};
 use crate::metrics::GROUP_STATES;
-use crate::state::{GroupMemberView, GroupView, PartitionLag};
+use crate::state::{GroupMemberView, GroupView, MemberWatch, PartitionLag, State};
 
 /// Runs until `shutdown` turns true.
 pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
@@ -38,6 +38,7 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = tick.tick() => {}
+            _ = app.watch_now.notified() => {}
             _ = shutdown.wait_for(|s| *s) => return,
         }
         if let (Some(client), Some(group)) = (&client, &app.config.group_id) {
@@ -66,11 +67,14 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
             app.state().watch_error = error;
         }
         app.state().watch_tick = Some(Instant::now());
+        crate::ingest::settle_causes(&app);
         let _ = app.alerts();
     }
 }
 
 async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordinator::Result<()> {
+    // The view counts as read when asked: it is at least this fresh.
+    let asked = Instant::now();
     let description = client.describe_group(group).await?;
     let members: Vec<GroupMemberView> = description
         .members
@@ -181,5 +185,66 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
     }
     let keep: BTreeSet<Partition> = state.lag.keys().cloned().collect();
     state.samples.retain(|k, _| keep.contains(k));
+    track_members(&mut state, &description.state, asked);
     Ok(())
+}
+
+/// Follows each member's progress for [`classify`](crate::state::classify): in a Stable view,
+/// a member whose committed offsets moved, or whose partitions have nothing waiting, made
+/// progress now; a member with new partitions starts over. Members missing from a view are
+/// marked gone (and forgotten ten minutes later).
+fn track_members(state: &mut State, group_state: &str, asked: Instant) {
+    let now = Instant::now();
+    let Some(view) = state.group.clone() else {
+        return;
+    };
+    let listed: BTreeSet<String> = view.members.iter().map(|m| m.member_id.clone()).collect();
+    let stable = group_state == "Stable";
+    for member in &view.members {
+        let committed: BTreeMap<Partition, i64> = member
+            .partitions
+            .iter()
+            .filter_map(|p| Some((p.clone(), state.lag.get(p)?.committed?)))
+            .collect();
+        let waiting = member
+            .partitions
+            .iter()
+            .any(|p| state.lag.get(p).is_some_and(|l| l.lag_records > 0));
+        let entry = state
+            .member_watch
+            .entry(member.member_id.clone())
+            .or_insert_with(|| MemberWatch {
+                partitions: Vec::new(),
+                committed: BTreeMap::new(),
+                last_seen: now,
+                last_progress: now,
+                gone: None,
+            });
+        entry.last_seen = now;
+        entry.gone = None;
+        // Outside Stable the broker lists no assignments: only the sighting counts.
+        if !stable {
+            continue;
+        }
+        let moved = committed
+            .iter()
+            .any(|(p, c)| entry.committed.get(p).is_none_or(|before| c > before));
+        if entry.partitions != member.partitions || moved || !waiting {
+            entry.last_progress = now;
+        }
+        entry.partitions.clone_from(&member.partitions);
+        entry.committed = committed;
+    }
+    for (id, w) in state.member_watch.iter_mut() {
+        if !listed.contains(id) && w.gone.is_none() {
+            w.gone = Some(now);
+        }
+    }
+    state.member_watch.retain(|_, w| {
+        w.gone
+            .is_none_or(|g| now.duration_since(g) < Duration::from_secs(600))
+    });
+    if stable {
+        state.last_stable_members = Some((asked, listed));
+    }
 }

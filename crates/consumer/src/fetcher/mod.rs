@@ -144,6 +144,7 @@ impl<H: Handler> Fetcher<H> {
     pub(crate) async fn run(mut self) {
         let mut shutdown = self.shared.shutdown.subscribe();
         while !self.shared.is_shutting_down() {
+            self.shared.loop_tick();
             self.initialize_positions();
             if self.refresh_metadata {
                 self.refresh().await;

@@ -45,5 +45,6 @@ pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KE
 pub use convert::cause as schema_cause;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
-    Cause, Envelope, Event, MemberIdentity, Partition, PartitionSnapshot, Phases, Snapshot,
+    Cause, Envelope, Event, HandlerLatency, MemberIdentity, Partition, PartitionSnapshot, Phases,
+    Snapshot, HANDLER_LATENCY_BUCKETS_SECONDS,
 };

@@ -372,6 +372,37 @@ pub struct Snapshot {
     pub stream_dropped_total: u64,
     /// The consumer is shutting down.
     pub shutting_down: bool,
+    /// Iterations of the consumer's fetch loop so far (its poll loop; absent from older
+    /// exporters). The loop iterates at least every 100 ms while the consumer runs, whatever
+    /// its handlers do.
+    #[serde(default)]
+    pub loop_ticks: u64,
+    /// Seconds since the fetch loop last began an iteration (`None`: not running). Growing past
+    /// a fraction of a second means the consumer's runtime is stuck (a blocked thread, a lock
+    /// never released), not that a handler is slow: handlers run in their own tasks.
+    #[serde(default)]
+    pub since_last_loop_tick_seconds: Option<f64>,
+    /// Handler durations since the consumer started running (cumulative, so the sidecar exports
+    /// a Prometheus histogram from it without one event per record).
+    #[serde(default)]
+    pub handler_latency: Option<HandlerLatency>,
+}
+
+/// Upper bounds (seconds) of [`HandlerLatency::buckets`], the `le` labels of
+/// `mooring_handler_duration_seconds`.
+pub const HANDLER_LATENCY_BUCKETS_SECONDS: [f64; 14] = crate::processing::LATENCY_BUCKETS_SECONDS;
+
+/// A cumulative histogram of handler durations (first attempt's start to final outcome, retries
+/// included), in a [`Snapshot`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandlerLatency {
+    /// Cumulative counts: one per bound of [`HANDLER_LATENCY_BUCKETS_SECONDS`], then `+Inf`
+    /// (equal to `count`).
+    pub buckets: Vec<u64>,
+    /// Sum of all durations, seconds.
+    pub sum_seconds: f64,
+    /// Handlers finished.
+    pub count: u64,
 }
 
 /// One assigned partition in a [`Snapshot`].

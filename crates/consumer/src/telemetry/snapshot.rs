@@ -1,10 +1,11 @@
 //! Builds a [`Snapshot`] of the consumer's state: member state, assignment, and per partition the
 //! position, committed offset, high watermark, pause and handlers in flight; the engine's
-//! in-flight count and the time since its last progress. Locks are taken briefly, one at a time,
+//! in-flight count and the time since its last progress; the fetch loop's ticks; the handler
+//! latency histogram. Locks are taken briefly, one at a time,
 //! never across an `.await`.
 
 use super::convert::part;
-use super::schema::{PartitionSnapshot, Snapshot};
+use super::schema::{HandlerLatency, PartitionSnapshot, Snapshot};
 use crate::Consumer;
 
 /// The consumer's state now.
@@ -40,12 +41,24 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         buffered_records: 0,
         stream_dropped_total: consumer.dropped_events(),
         shutting_down: shared.is_shutting_down(),
+        loop_ticks: 0,
+        since_last_loop_tick_seconds: None,
+        handler_latency: None,
     };
+    let (ticks, since) = shared.loop_progress();
+    snap.loop_ticks = ticks;
     if let Some(m) = metrics {
         snap.in_flight = m.in_flight;
         snap.concurrency = m.concurrency;
         snap.since_last_progress_seconds = m.since_last_progress.as_secs_f64();
         snap.buffered_records = m.partitions.iter().map(|p| p.buffered_records).sum();
+        // Only while running: a consumer between runs has no loop to judge.
+        snap.since_last_loop_tick_seconds = since.map(|d| d.as_secs_f64());
+        snap.handler_latency = Some(HandlerLatency {
+            buckets: m.handler_latency.cumulative(),
+            sum_seconds: m.handler_latency.sum().as_secs_f64(),
+            count: m.handler_latency.count(),
+        });
         for pm in &m.partitions {
             let key = part(&pm.partition);
             if let Some(ps) = partitions

@@ -1,10 +1,12 @@
 //! `/healthz` (liveness) and `/readyz` (readiness).
 //!
 //! Liveness is progress, never reachability: the sidecar's watch loop ticks, the consumer has
-//! sent something within `health.stale.ms` (snapshots come every few seconds), and its
-//! processing loop is not stalled past the critical poll-stall threshold. A broker outage fails
-//! none of these, so it cannot cause a restart storm. Readiness is the member's: joined, stable,
-//! assigned.
+//! sent something within `health.stale.ms` (snapshots come every few seconds), the consumer's
+//! fetch (poll) loop began an iteration within `health.stale.ms` (it iterates at least every
+//! 100 ms whatever the handlers do: a slow handler never fails liveness, a stuck runtime does),
+//! and its handlers are not stalled past the critical poll-stall threshold (keep that above
+//! `max.poll.interval.ms`). A broker outage fails none of these, so it cannot cause a restart
+//! storm. Readiness is the member's: joined, stable, assigned.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use crate::alerts::AlertKind;
-use crate::app::{poll_stall, App};
+use crate::app::{loop_stale, poll_stall, App};
 use crate::ingest::readiness;
 
 pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
@@ -38,6 +40,12 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
             silent.as_secs_f64()
         ));
     }
+    let loop_age = loop_stale(&state, now);
+    if let Some(age) = loop_age.filter(|a| *a > stale.as_secs_f64()) {
+        problems.push(format!(
+            "the consumer's fetch loop has not iterated for {age:.1} s (its runtime is stuck)"
+        ));
+    }
     let stall = poll_stall(&state, now);
     if stall > stall_limit {
         problems.push(format!(
@@ -45,6 +53,7 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
         ));
     }
     let seen = state.last_event.is_some();
+    let loop_ticks = state.snapshot.as_ref().map(|(_, s)| s.loop_ticks);
     drop(state);
     let status = if problems.is_empty() {
         StatusCode::OK
@@ -57,6 +66,8 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
         "consumer_seen": seen,
         "consumer_silent_seconds": silent.as_secs_f64(),
         "poll_stall_seconds": stall,
+        "consumer_loop_stale_seconds": loop_age,
+        "consumer_loop_ticks": loop_ticks,
     });
     (status, Json(body)).into_response()
 }

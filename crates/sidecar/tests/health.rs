@@ -1,0 +1,202 @@
+//! Liveness on the shared real broker. A handler that runs longer than `health.stale.ms` (but
+//! well within `max.poll.interval.ms`) keeps `/healthz` 200: the consumer's fetch loop keeps
+//! iterating around it. A consumer whose runtime is stuck (a handler blocks the runtime's only
+//! thread on a lock that is not released) turns `/healthz` 503 within about `health.stale.ms`
+//! even though its exporter, on another runtime, still delivers snapshots; releasing the lock
+//! brings it back.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap fails the test
+
+mod common;
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{get, get_json, sidecar};
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::Consumer;
+use mooring_testkit::{unique, Cluster};
+use support::{consumer, eventually, exporter, run, stop};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_long_handler_stays_live() {
+    let cluster = Cluster::shared();
+    let topic = unique("sidecar-long");
+    let group = unique("sidecar-long-g");
+    cluster.create_topic(&topic, 1);
+    let s = sidecar("\"health.stale.ms\" = 1000\n").await;
+    let addr = s.addr;
+    let a = consumer(
+        &cluster,
+        &group,
+        &topic,
+        &[("max.poll.interval.ms", "20000")],
+    );
+    let export = exporter(&a, addr);
+    let started = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&started);
+    let run_a = run(&a, move |r: ConsumerRecord| {
+        let first = r.offset() == 0;
+        let flag = Arc::clone(&flag);
+        async move {
+            if first {
+                flag.store(true, Ordering::SeqCst);
+                // Three times health.stale.ms.
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            Ok::<(), String>(())
+        }
+    });
+    eventually("ready", Duration::from_secs(30), || async {
+        get(addr, "/readyz").await.0 == 200
+    })
+    .await;
+    cluster.produce_perf(&topic, 5, 10);
+    eventually("the long handler runs", Duration::from_secs(20), || async {
+        started.load(Ordering::SeqCst)
+    })
+    .await;
+    let begun = Instant::now();
+    let (mut samples, mut worst_stall, mut ticks) = (0, 0.0f64, Vec::new());
+    while begun.elapsed() < Duration::from_millis(2800) {
+        let (status, body) = get(addr, "/healthz").await;
+        assert_eq!(status, 200, "a long handler is not a dead consumer: {body}");
+        let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+        worst_stall = worst_stall.max(h["poll_stall_seconds"].as_f64().unwrap());
+        ticks.push(h["consumer_loop_ticks"].as_u64().unwrap_or(0));
+        assert!(
+            h["consumer_loop_stale_seconds"].as_f64().unwrap() < 1.0,
+            "the loop iterates while the handler runs: {h}"
+        );
+        samples += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The handler really held its partition past health.stale.ms, and the loop kept ticking.
+    assert!(worst_stall > 1.5, "handler stall seen: {worst_stall}");
+    assert!(ticks.last() > ticks.first(), "loop ticks moved: {ticks:?}");
+    eprintln!(
+        "long handler: {samples} /healthz samples all 200, handler stall up to {worst_stall:.2} s, loop ticks {} -> {}",
+        ticks.first().unwrap(),
+        ticks.last().unwrap()
+    );
+    stop(&a, run_a).await;
+    export.shutdown().await;
+    s.shutdown().await;
+    cluster.delete_topic(&topic);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[allow(clippy::await_holding_lock)] // the test holds the lock the consumer's handler waits on
+async fn a_stuck_consumer_runtime_fails_liveness() {
+    let cluster = Cluster::shared();
+    let topic = unique("sidecar-stuck");
+    let group = unique("sidecar-stuck-g");
+    cluster.create_topic(&topic, 1);
+    let s = sidecar("\"health.stale.ms\" = 1000\n").await;
+    let addr = s.addr;
+
+    // The consumer lives on its own single-threaded runtime; the exporter on this one (as a
+    // sidecar-facing thread of an application would), so snapshots keep coming while the
+    // consumer's runtime is blocked.
+    let gate = Arc::new(Mutex::new(()));
+    let block = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<Consumer>();
+    let bootstrap = cluster.bootstrap().to_string();
+    let (g2, t2) = (group.clone(), topic.clone());
+    let (gate2, block2) = (Arc::clone(&gate), Arc::clone(&block));
+    let consumer_thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let props = [
+                ("bootstrap.servers", bootstrap.as_str()),
+                ("group.id", g2.as_str()),
+                ("session.timeout.ms", "15000"),
+                ("heartbeat.interval.ms", "500"),
+                ("auto.offset.reset", "earliest"),
+                ("fetch.max.wait.ms", "200"),
+                ("mooring.shutdown.timeout.ms", "5000"),
+            ];
+            let c =
+                Consumer::new(mooring_consumer::ConsumerConfig::from_properties(props).unwrap())
+                    .unwrap();
+            c.subscribe([t2]).unwrap();
+            tx.send(c.clone()).unwrap();
+            c.run(move |_r: ConsumerRecord| {
+                if block2.swap(false, Ordering::SeqCst) {
+                    // A blocking lock in async code: the runtime's only thread waits here.
+                    let _held = gate2.lock().unwrap();
+                }
+                async { Ok::<(), String>(()) }
+            })
+            .await
+        })
+    });
+    let c = rx.recv().unwrap();
+    let export = exporter(&c, addr);
+    eventually("ready", Duration::from_secs(30), || async {
+        get(addr, "/readyz").await.0 == 200
+    })
+    .await;
+    eventually("live", Duration::from_secs(10), || async {
+        get(addr, "/healthz").await.0 == 200
+    })
+    .await;
+
+    let held = gate.lock().unwrap();
+    block.store(true, Ordering::SeqCst);
+    let blocked_at = Instant::now();
+    let producer = {
+        let cluster = Cluster::shared();
+        let topic = topic.clone();
+        std::thread::spawn(move || cluster.produce_perf(&topic, 3, 10))
+    };
+    eventually(
+        "the handler blocks the runtime",
+        Duration::from_secs(20),
+        || async { !block.load(Ordering::SeqCst) },
+    )
+    .await;
+    let stuck_since = Instant::now();
+    eventually("/healthz turns 503", Duration::from_secs(10), || async {
+        get(addr, "/healthz").await.0 == 503
+    })
+    .await;
+    let detected = stuck_since.elapsed();
+    let h = get(addr, "/healthz").await.1;
+    assert!(h.contains("fetch loop has not iterated"), "{h}");
+    // The exporter is alive: the consumer was heard from just now.
+    let v: serde_json::Value = serde_json::from_str(&h).unwrap();
+    assert!(v["consumer_silent_seconds"].as_f64().unwrap() < 0.5, "{v}");
+    let (_, metrics) = get(addr, "/metrics").await;
+    let loop_stale = common::metric(&metrics, "mooring_consumer_loop_stale_seconds").unwrap();
+    assert!(loop_stale > 1.0, "{loop_stale}");
+
+    drop(held);
+    let released = Instant::now();
+    eventually("/healthz back to 200", Duration::from_secs(10), || async {
+        get(addr, "/healthz").await.0 == 200
+    })
+    .await;
+    let recovered = released.elapsed();
+    eprintln!(
+        "stuck runtime: /healthz 503 {detected:?} after the runtime blocked (health.stale.ms 1000), 200 again {recovered:?} after release; loop stale was {loop_stale:.2} s; {:?} since the block began",
+        blocked_at.elapsed()
+    );
+    producer.join().unwrap();
+    let body = get_json(addr, "/debug/group").await;
+    assert_eq!(body["member"]["joined"], true, "{body}");
+
+    c.shutdown_handle().shutdown();
+    let result = tokio::task::spawn_blocking(move || consumer_thread.join().unwrap())
+        .await
+        .unwrap();
+    result.expect("clean run");
+    export.shutdown().await;
+    s.shutdown().await;
+    cluster.delete_topic(&topic);
+}

@@ -1,0 +1,247 @@
+//! Rebalance causes on the shared real broker, as a survivor's sidecar names them: a librdkafka
+//! peer (a separate process) joins, is SIGKILLed and expires after its session timeout
+//! (`session_timeout`: it stayed listed in DescribeGroups while its commits stood still and
+//! records waited), then our member's handler outlives `max.poll.interval.ms`
+//! (`poll_interval_exceeded`). `/metrics` must count exactly those rebalances by cause with one
+//! histogram sample each, `/debug/rebalances` must list them in order with phase timings and
+//! the broker's view of who joined and left, and `/readyz` must be 503 during each and 200 after.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap fails the test
+
+mod common;
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{get, get_json, metric, sidecar};
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::{ConsumerRebalanceListener, TopicPartition};
+use mooring_testkit::{unique, Cluster};
+use support::{
+    background_producer, consumer, eventually, exporter, librdkafka_peer, rebalances, run, stop,
+    total_rebalances, ReadySampler,
+};
+
+/// An application listener with real work in it (say, warming a cache): every rebalance lasts
+/// at least this long, so readiness has a window to be seen false in.
+struct Warming;
+
+impl ConsumerRebalanceListener for Warming {
+    async fn assigned(&self, _partitions: Vec<TopicPartition>) {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_causes() {
+    let test_started = Instant::now();
+    let cluster = Cluster::shared();
+    let topic = unique("sidecar-causes");
+    let group = unique("sidecar-causes-g");
+    cluster.create_topic(&topic, 4);
+    let s = sidecar(&format!(
+        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 250\n\"causes.stall.ms\" = 1500\n",
+        cluster.bootstrap()
+    ))
+    .await;
+    let addr = s.addr;
+    // Records keep arriving all along, so a member that stops working leaves them waiting.
+    let _producer = background_producer(&cluster, &topic, 200, 60);
+
+    let slow = Arc::new(AtomicBool::new(false));
+    let a = consumer(
+        &cluster,
+        &group,
+        &topic,
+        &[
+            ("max.poll.interval.ms", "2500"),
+            ("auto.commit.interval.ms", "200"),
+            ("mooring.revoke.timeout.ms", "10000"),
+        ],
+    );
+    a.set_rebalance_listener(Warming);
+    let export = exporter(&a, addr);
+    let flag = Arc::clone(&slow);
+    let run_a = run(&a, move |_r: ConsumerRecord| {
+        let slow = flag.swap(false, Ordering::SeqCst);
+        async move {
+            let pause = if slow { 5000 } else { 2 };
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            Ok::<(), String>(())
+        }
+    });
+    eventually("our member is ready", Duration::from_secs(30), || async {
+        get(addr, "/readyz").await.0 == 200
+    })
+    .await;
+    eventually(
+        "the first join is counted",
+        Duration::from_secs(5),
+        || async { rebalances(addr, "member_joined").await == 1.0 },
+    )
+    .await;
+
+    // 1. The peer joins.
+    let sampler = ReadySampler::start(addr);
+    let join_started = Instant::now();
+    let mut peer = librdkafka_peer(&cluster, &group, &topic, 3000);
+    eventually(
+        "the peer's join is counted",
+        Duration::from_secs(30),
+        || async {
+            rebalances(addr, "member_joined").await == 2.0 && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    let join_took = join_started.elapsed();
+    let (not_ready, last, span) = sampler.finish().await;
+    assert!(not_ready > 0, "/readyz was never 503 during the join");
+    assert_eq!(last, 200);
+    eprintln!("join: counted {join_took:?} after the peer started; not ready for {span:?}");
+    // The peer consumes and commits (the watch sees its offsets move) for a while.
+    eventually("the peer consumes", Duration::from_secs(20), || async {
+        peer.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("\"consumed\"") && !l.contains("\"total\":0"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+
+    // 2. SIGKILL: no LeaveGroup; the coordinator expires the session (3 s) and rebalances.
+    let sampler = ReadySampler::start(addr);
+    let killed = Instant::now();
+    peer.kill();
+    eventually(
+        "the session-timeout rebalance is counted",
+        Duration::from_secs(30),
+        || async {
+            rebalances(addr, "session_timeout").await == 1.0 && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    let kill_took = killed.elapsed();
+    let (not_ready, last, span) = sampler.finish().await;
+    assert!(
+        not_ready > 0,
+        "/readyz was never 503 during the session-timeout rebalance"
+    );
+    assert_eq!(last, 200);
+    assert!(
+        kill_took >= Duration::from_millis(2500),
+        "the coordinator waits for the session timeout: {kill_took:?}"
+    );
+    eprintln!("sigkill: counted {kill_took:?} after the kill; not ready for {span:?}");
+    assert_eq!(rebalances(addr, "member_left").await, 0.0);
+
+    // 3. Our own handler outlives max.poll.interval.ms (2.5 s): the member rejoins.
+    let sampler = ReadySampler::start(addr);
+    let slowed = Instant::now();
+    slow.store(true, Ordering::SeqCst);
+    eventually(
+        "the poll-interval rebalance is counted",
+        Duration::from_secs(30),
+        || async {
+            rebalances(addr, "poll_interval_exceeded").await == 1.0
+                && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    let poll_took = slowed.elapsed();
+    let (not_ready, last, span) = sampler.finish().await;
+    assert!(
+        not_ready > 0,
+        "/readyz was never 503 during the poll-interval rebalance"
+    );
+    assert_eq!(last, 200);
+    eprintln!("poll interval: counted {poll_took:?} after the slow record; not ready for {span:?}");
+
+    // Exactly those four, one histogram sample each.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (_, text) = get(addr, "/metrics").await;
+    assert_eq!(
+        total_rebalances(&text),
+        4.0,
+        "exactly four rebalances:\n{text}"
+    );
+    assert_eq!(metric(&text, "mooring_rebalances_failed_total"), Some(0.0));
+    assert_eq!(
+        metric(&text, "mooring_rebalance_duration_seconds_count"),
+        Some(4.0)
+    );
+    assert_eq!(
+        metric(&text, "mooring_partitions_assigned_duration_seconds_count"),
+        Some(4.0)
+    );
+    assert_eq!(
+        metric(&text, "mooring_join_duration_seconds_count"),
+        Some(4.0)
+    );
+    assert!(metric(&text, "mooring_handler_duration_seconds_count").unwrap() > 10.0);
+
+    let r = get_json(addr, "/debug/rebalances").await;
+    let list = r["rebalances"].as_array().unwrap();
+    let causes: Vec<&str> = list.iter().map(|x| x["cause"].as_str().unwrap()).collect();
+    assert_eq!(
+        causes,
+        [
+            "member_joined",
+            "member_joined",
+            "session_timeout",
+            "poll_interval_exceeded"
+        ],
+        "{r:#}"
+    );
+    let bases: Vec<&str> = list
+        .iter()
+        .map(|x| x["cause_basis"].as_str().unwrap())
+        .collect();
+    assert_eq!(bases, ["member", "broker_view", "broker_view", "member"]);
+    assert_eq!(
+        list[1]["members_joined"].as_array().unwrap().len(),
+        1,
+        "{r:#}"
+    );
+    let departed = &list[2]["members_left"][0];
+    assert!(
+        departed["stalled_seconds"].as_f64().unwrap() >= 1.5,
+        "the dead peer's commits stood still: {departed}"
+    );
+    let mut previous_end = 0;
+    for x in list {
+        let total = x["total_seconds"].as_f64().unwrap();
+        let phases = &x["phases"];
+        assert!(total >= 0.3, "the listener's 300 ms are in it: {x}");
+        assert!(phases["join_seconds"].as_f64().unwrap() > 0.0, "{x}");
+        assert!(phases["callbacks_seconds"].as_f64().unwrap() >= 0.3, "{x}");
+        let started = x["started_ms"].as_u64().unwrap();
+        let ended = x["ended_ms"].as_u64().unwrap();
+        assert!(previous_end <= started && started <= ended, "in order: {x}");
+        previous_end = ended;
+        eprintln!(
+            "rebalance {} {:<24} total {:.3} s (revoke {:.3}, join {:.3}, sync {:.3}, callbacks {:.3})",
+            x["seq"],
+            x["cause"].as_str().unwrap(),
+            total,
+            phases["revoke_seconds"].as_f64().unwrap(),
+            phases["join_seconds"].as_f64().unwrap(),
+            phases["sync_seconds"].as_f64().unwrap(),
+            phases["callbacks_seconds"].as_f64().unwrap(),
+        );
+    }
+    // The poll-interval rebalance waited for the slow handler in its revoke.
+    assert!(
+        list[3]["total_seconds"].as_f64().unwrap() >= 2.0,
+        "{:#}",
+        list[3]
+    );
+
+    stop(&a, run_a).await;
+    assert_eq!(export.shutdown().await, 0);
+    s.shutdown().await;
+    cluster.delete_topic(&topic);
+    eprintln!("test took {:?}", test_started.elapsed());
+}

@@ -1,0 +1,217 @@
+//! Helpers of the sidecar's real-broker tests: our consumer with its exporter, a background
+//! producer (Kafka's ProducerPerformance), a librdkafka peer process one can SIGKILL, a
+//! `/readyz` sampler, and waiting.
+
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses part of it; a failed unwrap fails the test
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mooring_consumer::processing::Handler;
+use mooring_consumer::telemetry::{ExporterConfig, ExporterHandle, TelemetryExporter};
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
+use mooring_testkit::Cluster;
+use tokio::task::JoinHandle;
+
+use crate::common::{get, metric};
+
+/// Our consumer: short session and heartbeat, range assignor, `extra` on top.
+pub fn consumer(cluster: &Cluster, group: &str, topic: &str, extra: &[(&str, &str)]) -> Consumer {
+    let mut props: Vec<(&str, &str)> = vec![
+        ("bootstrap.servers", cluster.bootstrap()),
+        ("group.id", group),
+        ("session.timeout.ms", "6000"),
+        ("heartbeat.interval.ms", "300"),
+        ("auto.offset.reset", "earliest"),
+        ("partition.assignment.strategy", "range"),
+        ("fetch.max.wait.ms", "200"),
+        ("mooring.shutdown.timeout.ms", "5000"),
+    ];
+    for (k, v) in extra {
+        props.retain(|(key, _)| key != k);
+        props.push((k, v));
+    }
+    let c = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
+    c.subscribe([topic.to_string()]).unwrap();
+    c
+}
+
+/// Runs `c` with `handler` in a task.
+pub fn run<H: Handler>(c: &Consumer, handler: H) -> JoinHandle<Result<(), ConsumerError>> {
+    let c = c.clone();
+    tokio::spawn(async move { c.run(handler).await })
+}
+
+/// Shuts `c` down and expects a clean end.
+pub async fn stop(c: &Consumer, task: JoinHandle<Result<(), ConsumerError>>) {
+    c.shutdown_handle().shutdown();
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .expect("run returns after shutdown")
+        .expect("run task")
+        .expect("clean run");
+}
+
+/// An exporter to the sidecar at `addr`: flushes every 10 ms, snapshots every 100 ms.
+pub fn exporter(c: &Consumer, addr: SocketAddr) -> ExporterHandle {
+    let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
+    config.flush_interval = Duration::from_millis(10);
+    config.snapshot_interval = Duration::from_millis(100);
+    config.backoff = Duration::from_millis(50);
+    config.max_backoff = Duration::from_millis(200);
+    TelemetryExporter::spawn(c, config).unwrap()
+}
+
+/// Polls `check` every 50 ms until it holds; panics after `timeout`.
+pub async fn eventually<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `mooring_rebalances_total{cause}` now.
+pub async fn rebalances(addr: SocketAddr, cause: &str) -> f64 {
+    let (_, text) = get(addr, "/metrics").await;
+    metric(
+        &text,
+        &format!("mooring_rebalances_total{{cause=\"{cause}\"}}"),
+    )
+    .unwrap_or(-1.0)
+}
+
+/// The sum of `mooring_rebalances_total` over every cause.
+pub fn total_rebalances(metrics: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("mooring_rebalances_total{"))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Samples `GET /readyz` every 5 ms in the background.
+pub struct ReadySampler {
+    stop: Arc<AtomicBool>,
+    task: JoinHandle<Vec<(Instant, u16)>>,
+}
+
+impl ReadySampler {
+    pub fn start(addr: SocketAddr) -> ReadySampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let task = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                seen.push((Instant::now(), get(addr, "/readyz").await.0));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            seen
+        });
+        ReadySampler { stop, task }
+    }
+
+    /// Stops; returns (samples that were 503, the last status, how long it was not ready in
+    /// all).
+    pub async fn finish(self) -> (usize, u16, Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        let seen = self.task.await.unwrap();
+        let not_ready = seen.iter().filter(|(_, s)| *s == 503).count();
+        let last = seen.last().map_or(0, |(_, s)| *s);
+        let mut span = Duration::ZERO;
+        for pair in seen.windows(2) {
+            if pair[0].1 == 503 {
+                span += pair[1].0 - pair[0].0;
+            }
+        }
+        (not_ready, last, span)
+    }
+}
+
+/// A child process killed (SIGKILL) on drop, whose stdout lines are kept.
+pub struct Proc {
+    pub child: Child,
+    pub lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proc {
+    pub fn spawn(mut command: Command) -> Proc {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let out = child.stdout.take().unwrap();
+        let keep = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { return };
+                keep.lock().unwrap().push(line);
+            }
+        });
+        Proc { child, lines }
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn saw(&self, needle: &str) -> bool {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(needle))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Kafka's ProducerPerformance sending `rate` records a second for `seconds` (100-byte
+/// records, acks=1) in the background; killed on drop.
+pub fn background_producer(cluster: &Cluster, topic: &str, rate: u32, seconds: u32) -> Proc {
+    let mut command = Command::new(mooring_testkit::kafka_script());
+    command
+        .args(["--cluster", cluster.name(), "tool", "ProducerPerformance"])
+        .args(["--topic", topic])
+        .args(["--num-records", &(rate * seconds).to_string()])
+        .args(["--record-size", "100", "--throughput", &rate.to_string()])
+        .arg("--producer-props")
+        .arg(format!("bootstrap.servers={}", cluster.bootstrap()))
+        .args(["acks=1", "linger.ms=5"]);
+    Proc::spawn(command)
+}
+
+/// The librdkafka peer of `tests/peers/committing_member.py`.
+pub fn librdkafka_peer(cluster: &Cluster, group: &str, topic: &str, session_ms: u32) -> Proc {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/committing_member.py");
+    let python = mooring_testkit::peer_python();
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup (it makes the confluent-kafka virtualenv)",
+        python.display()
+    );
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .args([cluster.bootstrap(), group, topic, "range"])
+        .arg(session_ms.to_string());
+    Proc::spawn(command)
+}
