@@ -9,6 +9,14 @@
 //!
 //! The consumer keeps its defaults (buffering, concurrency, fetch sizes) unless `--set` says
 //! otherwise, so the figures are those of an application that configures nothing.
+//!
+//! `--telemetry URL` runs the telemetry exporter (`TelemetryExporter`, default settings) against
+//! that sidecar ingest endpoint, as a service with the sidecar would; without it the consumer's
+//! event stream is not taken. `scripts/bench-sidecar` interleaves runs without the exporter, with
+//! it against a live `mooring-sidecar`, and with it against a port where nothing listens, and
+//! prints the ratios. The JSON line's `telemetry` is then `{sent, failures, dropped}`: events
+//! the sidecar accepted and failed POSTs by the end of the timed part, events lost in all (after
+//! the exporter's last flush); `null` without the exporter.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
 use mooring_consumer::{Consumer, ConsumerConfig};
 
 #[derive(Debug, Parser)]
@@ -43,6 +52,10 @@ struct Args {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
+    /// Run the telemetry exporter against this sidecar ingest endpoint
+    /// (e.g. `http://127.0.0.1:9464/v1/events`); off when not given.
+    #[arg(long, value_name = "URL")]
+    telemetry: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +103,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = consumer.shutdown_handle();
     let counts = Arc::new(Counts::default());
     let target = args.messages;
+    let exporter = match &args.telemetry {
+        Some(url) => Some(TelemetryExporter::spawn(
+            &consumer,
+            ExporterConfig::new(url.clone()),
+        )?),
+        None => None,
+    };
 
     let begun = Instant::now();
     consumer.subscribe([args.topic.clone()])?;
@@ -122,6 +142,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let result = consumer.run(handler).await;
     watchdog.abort();
+    // After the timed part: the exporter's last snapshot and flush.
+    let telemetry = match exporter {
+        Some(exporter) => {
+            let (sent, failures) = (exporter.sent(), exporter.failures());
+            let dropped = exporter.shutdown().await;
+            serde_json::json!({ "sent": sent, "dropped": dropped, "failures": failures })
+        }
+        None => serde_json::Value::Null,
+    };
     result?;
 
     let records = counts.records.load(Ordering::Relaxed);
@@ -146,6 +175,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "total_secs": total,
             "records_per_sec": target as f64 / consume,
             "mib_per_sec": bytes as f64 / 1048576.0 / consume,
+            "telemetry": telemetry,
         })
     );
     Ok(())
