@@ -25,9 +25,20 @@ enum Command {
     /// Serve (the default).
     Serve,
     /// Print the Prometheus rule file for the configured thresholds.
-    Rules,
+    Rules {
+        /// `rules`: a rule file (`groups:`); `prometheus-rule`: a Prometheus Operator
+        /// PrometheusRule (`spec.groups`).
+        #[arg(long, value_enum, default_value_t = RulesFormat::Rules)]
+        format: RulesFormat,
+    },
     /// Validate the configuration and print it (secrets redacted).
     CheckConfig,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum RulesFormat {
+    Rules,
+    PrometheusRule,
 }
 
 fn main() -> ExitCode {
@@ -40,8 +51,12 @@ fn main() -> ExitCode {
         }
     };
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Rules => {
-            print!("{}", rules::render(&config));
+        Command::Rules { format } => {
+            let format = match format {
+                RulesFormat::Rules => rules::Format::Rules,
+                RulesFormat::PrometheusRule => rules::Format::PrometheusRule,
+            };
+            print!("{}", rules::render_as(&config, format));
             ExitCode::SUCCESS
         }
         Command::CheckConfig => {

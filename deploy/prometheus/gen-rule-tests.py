@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Writes mooring-rules.test.yaml: promtool unit tests of mooring-rules.yaml.
+
+The scenarios (input series, evaluation times, expected labels and values) are written out here
+by hand; only the annotations are expanded from the rule file's templates, by this script's own
+small template expander (so a template that Prometheus expands differently fails the test).
+Run after changing the rules' texts:
+
+    python3 deploy/prometheus/gen-rule-tests.py > deploy/prometheus/mooring-rules.test.yaml
+    promtool test rules deploy/prometheus/mooring-rules.test.yaml
+"""
+
+import math
+import os
+import re
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RULES = yaml.safe_load(open(os.path.join(HERE, "mooring-rules.yaml")))["groups"][0]["rules"]
+BY_NAME = {r["alert"]: r for r in RULES}
+
+NS = "orders"
+JOB = "orders/orders-consumer"
+
+
+def target(pod, n):
+    """The labels the Prometheus Operator gives a PodMonitor target."""
+    return {
+        "namespace": NS,
+        "job": JOB,
+        "pod": pod,
+        "instance": f"10.0.0.{n}:9465",
+        "container": "sidecar",
+        "endpoint": "metrics",
+    }
+
+
+POD0 = target("orders-consumer-0", 10)
+POD1 = target("orders-consumer-1", 11)
+
+
+def series(name, labels, segments):
+    """segments: [(value, samples)], one sample a minute."""
+    parts = []
+    for value, count in segments:
+        parts.append(f"{value}x{count - 1}" if count > 1 else f"{value}")
+    body = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return {"series": f"{name}{{{body}}}", "values": " ".join(parts)}
+
+
+def humanize(v):
+    if v == 0 or math.isnan(v) or math.isinf(v):
+        return "%.4g" % v
+    prefixes = ["", "k", "M", "G", "T", "P", "E", "Z", "Y"]
+    i = 0
+    if abs(v) >= 1:
+        while abs(v) >= 1000 and i < len(prefixes) - 1:
+            v /= 1000
+            i += 1
+        return ("%.4g" % v) + prefixes[i]
+    return "%.4g" % v
+
+
+def raw(v):
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
+def expand(text, labels, value):
+    text = text.replace("{{ $value | humanize }}", humanize(value))
+    text = text.replace("{{ $value }}", raw(value))
+    text = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), text)
+    assert "{{" not in text, text
+    return text
+
+
+def alert(name, labels, value):
+    """One expected firing alert: its labels (the expression's plus the rule's) and annotations."""
+    rule = BY_NAME[name]
+    all_labels = dict(labels)
+    all_labels.update(rule["labels"])
+    return {
+        "exp_labels": all_labels,
+        "exp_annotations": {k: expand(v, labels, value) for k, v in rule["annotations"].items()},
+    }
+
+
+def check(minute, name, *alerts):
+    return {"eval_time": f"{minute}m", "alertname": name, "exp_alerts": list(alerts)}
+
+
+def group_labels():
+    return {"namespace": NS, "job": JOB}
+
+
+def member(t):
+    return {"namespace": NS, "job": JOB, "pod": t["pod"]}
+
+
+def topic(name):
+    return {"namespace": NS, "job": JOB, "topic": name}
+
+
+def with_(base, **extra):
+    out = dict(base)
+    out.update(extra)
+    return out
+
+
+tests = []
+
+# Rebalances: a 1 d window. Nothing for a day, then pod-0 counts 2 (ok), 3 (warning from 3, after
+# the 1 m `for`), 10 (still warning), 11 (critical, warning gone). pod-1 counts 1: the group's
+# value is the largest member's. Causes are summed.
+W, C = "MooringRebalancesWarning", "MooringRebalancesCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_rebalances_total", with_(POD0, cause="member_joined"),
+               [(0, 1441), (2, 19), (9, 10), (10, 11)]),
+        series("mooring_rebalances_total", with_(POD0, cause="member_left"), [(0, 1450), (1, 31)]),
+        series("mooring_rebalances_total", with_(POD1, cause="member_joined"), [(0, 1441), (1, 40)]),
+    ],
+    "alert_rule_test": [
+        check(1445, W),
+        check(1445, C),
+        check(1450, W),  # 3: pending for 1 m
+        check(1451, W, alert(W, group_labels(), 3)),
+        check(1465, W, alert(W, group_labels(), 10)),
+        check(1465, C),
+        check(1470, W),  # 11: out of the warning band
+        check(1470, C),  # pending
+        check(1471, C, alert(C, group_labels(), 11)),
+    ],
+})
+
+# Fencing: any fencing is critical at once (no warning band by default), and leaves the 1 d window.
+C = "MooringFencedCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_fenced_total", POD0, [(0, 1441), (1, 1450)]),
+        series("mooring_fenced_total", POD1, [(0, 2891)]),
+    ],
+    "alert_rule_test": [
+        check(1440, C),
+        check(1441, C, alert(C, member(POD0), 1)),
+        check(2880, C, alert(C, member(POD0), 1)),
+        check(2881, C),
+    ],
+})
+
+# Rebalance duration: 29.9 s ok, 30 s warning (no `for`), 120 s still warning, 121 s critical;
+# an hour after that rebalance completed, it no longer alerts.
+W, C = "MooringRebalanceDurationWarning", "MooringRebalanceDurationCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_last_rebalance_duration_seconds", POD0,
+               [(0, 5), (29.9, 5), (30, 10), (120, 10), (121, 66)]),
+        series("mooring_last_rebalance_timestamp_seconds", POD0,
+               [(0, 5), (300, 5), (600, 10), (1200, 10), (1800, 66)]),
+        series("mooring_last_rebalance_duration_seconds", POD1, [(0.5, 96)]),
+        series("mooring_last_rebalance_timestamp_seconds", POD1, [(0, 96)]),
+    ],
+    "alert_rule_test": [
+        check(7, W),
+        check(10, W, alert(W, member(POD0), 30)),
+        check(25, W, alert(W, member(POD0), 120)),
+        check(25, C),
+        check(30, W),
+        check(30, C, alert(C, member(POD0), 121)),
+        check(89, C, alert(C, member(POD0), 121)),
+        check(90, C),  # completed 3600 s ago
+        check(90, W),
+    ],
+})
+
+# Lag in records: per topic, the largest partition's; both members report the group's lag.
+# 9999 ok; 10000 warning after 10 m; 100000 still warning; 100001 critical after 5 m.
+W, C = "MooringLagRecordsWarning", "MooringLagRecordsCritical"
+lag_series = []
+for pod in (POD0, POD1):
+    lag_series += [
+        series("mooring_partition_lag_records", with_(pod, topic="orders", partition="0"),
+               [(9999, 10), (10000, 20), (100000, 10), (100001, 11)]),
+        series("mooring_partition_lag_records", with_(pod, topic="orders", partition="1"), [(5, 51)]),
+        series("mooring_partition_lag_records", with_(pod, topic="audit", partition="0"), [(0, 51)]),
+    ]
+tests.append({
+    "interval": "1m",
+    "input_series": lag_series,
+    "alert_rule_test": [
+        check(9, W),
+        check(19, W),  # pending since 10m
+        check(20, W, alert(W, topic("orders"), 10000)),
+        check(35, W, alert(W, topic("orders"), 100000)),
+        check(35, C),
+        check(44, W),
+        check(44, C),  # pending since 40m
+        check(45, C, alert(C, topic("orders"), 100001)),
+    ],
+})
+
+# Lag in seconds: 59.5 ok; 60 warning after 10 m; 300 still warning; 300.5 critical after 5 m.
+W, C = "MooringLagSecondsWarning", "MooringLagSecondsCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_partition_lag_seconds", with_(POD0, topic="orders", partition="0"),
+               [(59.5, 10), (60, 10), (300, 10), (300.5, 11)]),
+        series("mooring_partition_lag_seconds", with_(POD0, topic="orders", partition="1"), [(1, 41)]),
+    ],
+    "alert_rule_test": [
+        check(9, W),
+        check(19, W),
+        check(20, W, alert(W, topic("orders"), 300)),
+        check(34, C),
+        check(35, C, alert(C, topic("orders"), 300.5)),
+        check(35, W),
+    ],
+})
+
+# Poll stall: 59 s ok; 60 s warning after 1 m; 300 s still warning; 301 s critical after 1 m.
+W, C = "MooringPollStallWarning", "MooringPollStallCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_poll_stale_seconds", POD0, [(59, 5), (60, 10), (300, 10), (301, 6)]),
+        series("mooring_poll_stale_seconds", POD1, [(0, 31)]),
+    ],
+    "alert_rule_test": [
+        check(4, W),
+        check(5, W),  # pending
+        check(6, W, alert(W, member(POD0), 60)),
+        check(20, W, alert(W, member(POD0), 300)),
+        check(20, C),
+        check(25, C),  # pending
+        check(26, C, alert(C, member(POD0), 301)),
+        check(26, W),
+    ],
+})
+
+# The sidecar down: a failed scrape alerts after 5 m; another job's failed scrape never does.
+D, A = "MooringSidecarDown", "MooringSidecarAbsent"
+other = {"namespace": NS, "job": "orders/orders-api", "pod": "orders-api-0",
+         "instance": "10.0.0.20:8080", "container": "app", "endpoint": "http"}
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("up", POD0, [(1, 5), (0, 11)]),
+        series("up", POD1, [(1, 16)]),
+        series("up", other, [(0, 16)]),
+    ],
+    "alert_rule_test": [
+        check(4, D),
+        check(9, D),  # pending since 5m
+        check(10, D, alert(D, POD0, 0)),
+        check(15, A),
+    ],
+})
+
+# No sidecar target at all: absent after 15 m.
+tests.append({
+    "interval": "1m",
+    "input_series": [series("up", other, [(1, 21)])],
+    "alert_rule_test": [
+        check(14, A),
+        check(15, A, alert(A, {"container": "sidecar"}, 1)),
+        check(15, D),
+    ],
+})
+
+doc = {"rule_files": ["mooring-rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+sys.stdout.write(
+    "# promtool unit tests of mooring-rules.yaml: every alert firing (warning and critical) and not,\n"
+    "# at and around its thresholds and `for:` delays. Generated by gen-rule-tests.py (the scenarios\n"
+    "# are written there): promtool test rules deploy/prometheus/mooring-rules.test.yaml\n"
+)
+yaml.safe_dump(doc, sys.stdout, sort_keys=False, width=1000, allow_unicode=True)
