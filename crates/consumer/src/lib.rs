@@ -17,6 +17,8 @@
 //!   isolation levels) into the engine; offset initialisation.
 //! - [`Consumer`]: the public API — configuration from Kafka properties, subscribe / pattern /
 //!   assign, `run(handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
+//! - [`otel`]: OpenTelemetry traces (a span per record processed, parented by its `traceparent`
+//!   header; rebalance and commit spans) and `init`, a global subscriber with an OTLP exporter.
 //! - [`telemetry`]: the exporter that sends the telemetry events and state snapshots to the
 //!   sidecar as NDJSON over localhost HTTP (a stable, versioned schema).
 
@@ -25,6 +27,7 @@ mod consumer;
 mod error;
 mod events;
 pub mod fetcher;
+pub mod otel;
 pub mod processing;
 mod shared;
 pub mod subscription;

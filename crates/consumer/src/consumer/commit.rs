@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 
 use mooring_coordinator::group::{GroupHandle, OffsetAndMetadata};
 use mooring_coordinator::Client;
+use tracing::Instrument;
 
 use crate::error::ConsumerError;
+use crate::otel::spans;
 use crate::processing::{Handler, ProcessingEngine};
 use crate::shared::Shared;
 use crate::subscription::CommittedOffset;
@@ -66,13 +68,18 @@ pub(crate) async fn commit_offsets(
     if todo.is_empty() {
         return Ok(());
     }
-    member
+    let group = shared.config.group.as_ref().map(|g| g.group_id.as_str());
+    let span = spans::commit_span(group, todo.len());
+    let result = member
         .commit(
             todo.iter()
                 .map(|(tp, o)| (tp.clone().into(), OffsetAndMetadata::new(*o)))
                 .collect(),
         )
-        .await?;
+        .instrument(span.clone())
+        .await;
+    spans::commit_outcome(&span, result.as_ref().err().map(|e| e as _));
+    result?;
     let mut subs = shared.subs();
     for (tp, offset) in todo {
         subs.set_committed(&tp, CommittedOffset::new(offset));

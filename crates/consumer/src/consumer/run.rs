@@ -17,6 +17,7 @@ use super::{Inner, Running};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
+use crate::otel::spans::TraceInfo;
 use crate::processing::{EventReceiver, Handler, ProcessingEngine, ProcessingEvent};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
@@ -31,7 +32,15 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
     if mode.is_group_managed() && config.group.is_none() {
         return Err(ConsumerError::NoGroup("subscribe"));
     }
-    let (engine, engine_events) = ProcessingEngine::new(config.processing.clone(), handler)?;
+    let trace = TraceInfo {
+        group: config
+            .group
+            .as_ref()
+            .map(|g| Arc::from(g.group_id.as_str())),
+        client_id: Some(Arc::from(config.client.client_id.as_str())),
+    };
+    let (engine, engine_events) =
+        ProcessingEngine::with_trace(config.processing.clone(), handler, trace)?;
     let mut tasks = JoinSet::new();
 
     let member = match (&config.group, &inner.group_client) {

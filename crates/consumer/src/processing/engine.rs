@@ -17,6 +17,7 @@ use super::{
     task, watchdog, EngineError, EventReceiver, FailurePolicy, Handler, HandlerError,
     HandlerFailure, ProcessingConfig, ProcessingMetrics, SubmitError,
 };
+use crate::otel::spans::TraceInfo;
 use crate::TopicPartition;
 
 /// What [`ProcessingEngine::submit`] accepted.
@@ -48,6 +49,7 @@ pub(crate) struct Shared<H> {
     policy: FailurePolicy,
     progress: Notify,
     runtime: tokio::runtime::Handle,
+    trace: TraceInfo,
 }
 
 impl<H: Handler> Shared<H> {
@@ -62,6 +64,10 @@ impl<H: Handler> Shared<H> {
 
     pub(crate) fn policy(&self) -> FailurePolicy {
         self.policy
+    }
+
+    pub(crate) fn trace(&self) -> &TraceInfo {
+        &self.trace
     }
 
     pub(crate) fn retrying(
@@ -149,6 +155,15 @@ impl<H: Handler> ProcessingEngine<H> {
     /// Builds the engine and starts its watchdog. Must be called inside a Tokio runtime; handler
     /// tasks run on that runtime. Returns the engine and the receiver of its events.
     pub fn new(config: ProcessingConfig, handler: H) -> Result<(Self, EventReceiver), EngineError> {
+        Self::with_trace(config, handler, TraceInfo::default())
+    }
+
+    /// As [`new`](Self::new), naming the group and client on the records' process spans.
+    pub(crate) fn with_trace(
+        config: ProcessingConfig,
+        handler: H,
+        trace: TraceInfo,
+    ) -> Result<(Self, EventReceiver), EngineError> {
         config.validate()?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
         let (sink, events) = EventSink::new(config.event_capacity);
@@ -159,6 +174,7 @@ impl<H: Handler> ProcessingEngine<H> {
             handler,
             progress: Notify::new(),
             runtime,
+            trace,
         });
         shared
             .runtime

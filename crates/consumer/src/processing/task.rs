@@ -5,9 +5,12 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use super::core::{Outcome, Start, TaskId};
 use super::engine::Shared;
 use super::{Handler, HandlerError, HandlerPanicked, OnFailure};
+use crate::otel::spans;
 
 struct CompletionGuard<H: Handler> {
     shared: Arc<Shared<H>>,
@@ -42,8 +45,14 @@ impl<H: Handler> Drop for CompletionGuard<H> {
     }
 }
 
-/// Runs the handler for `start.record` under the failure policy, then reports the outcome.
+/// Runs the handler for `start.record` under the failure policy, then reports the outcome; all
+/// of it inside the record's process span (disabled, and free, without a subscriber).
 pub(crate) async fn run<H: Handler>(shared: Arc<Shared<H>>, start: Start) {
+    let span = spans::process_span(&start.record, shared.trace());
+    attempts(shared, start, span.clone()).instrument(span).await
+}
+
+async fn attempts<H: Handler>(shared: Arc<Shared<H>>, start: Start, span: tracing::Span) {
     let policy = shared.policy();
     let mut guard = CompletionGuard {
         shared: Arc::clone(&shared),
@@ -66,7 +75,10 @@ pub(crate) async fn run<H: Handler>(shared: Arc<Shared<H>>, start: Start) {
         };
         guard.attempts = retry + 1;
         match shared.handler().handle(input).await {
-            Ok(()) => break Outcome::Succeeded,
+            Ok(()) => {
+                spans::record_outcome(&span, retry + 1, None);
+                break Outcome::Succeeded;
+            }
             Err(e) => {
                 let error: HandlerError = Arc::from(e.into());
                 if !last_attempt {
@@ -77,6 +89,7 @@ pub(crate) async fn run<H: Handler>(shared: Arc<Shared<H>>, start: Start) {
                     continue;
                 }
                 let attempts = retry + 1;
+                spans::record_outcome(&span, attempts, Some(&error));
                 break match policy.then {
                     OnFailure::Skip => Outcome::Skipped { error, attempts },
                     OnFailure::Stop => Outcome::Failed { error, attempts },

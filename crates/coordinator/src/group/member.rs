@@ -18,6 +18,7 @@ use mooring_wire::messages::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{sleep, sleep_until, timeout, Instant};
+use tracing::Instrument;
 
 use super::config::GroupConfig;
 use super::control::Control;
@@ -27,6 +28,7 @@ use super::listener::RebalanceListener;
 use super::protocol::{self, Strategies};
 use super::reaction::{self, Reaction};
 use super::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
+use super::trace;
 use crate::assignor::RebalanceProtocol;
 use crate::error::{Error, Result};
 use crate::transport::GroupTransport;
@@ -297,18 +299,26 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let listener = self.listener.clone();
         let started = Instant::now();
         let list = partitions.clone();
+        let span = match kind {
+            Callback::Revoked(_) => trace::revoked(partitions.len()),
+            Callback::Assigned => trace::assigned(partitions.len()),
+            Callback::Lost => trace::lost(partitions.len()),
+        };
         let call = async move {
             match kind {
                 Callback::Revoked(_) => listener.revoked(list).await,
                 Callback::Assigned => listener.assigned(list).await,
                 Callback::Lost => listener.lost(list).await,
             }
-        };
+        }
+        .instrument(span.clone());
         let timed_out = !matches!(
             self.serve(timeout(self.config.rebalance_timeout, call), false)
                 .await,
             Some(Ok(()))
         );
+        trace::callback_ended(&span, timed_out);
+        drop(span);
         let duration = started.elapsed();
         if timed_out {
             tracing::warn!(group = %self.config.group_id, ?kind, ?duration, "rebalance listener timed out; going on");
@@ -349,6 +359,18 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
 
     /// One rebalance: revoke (eager), then JoinGroup/SyncGroup attempts until stable or stopped.
     async fn rebalance(&mut self, cause: RebalanceCause) {
+        let span = trace::rebalance(
+            &self.config.group_id,
+            cause,
+            self.strategies.rebalance_protocol(),
+            self.generation,
+        );
+        self.rebalance_phases(cause, span.clone())
+            .instrument(span)
+            .await
+    }
+
+    async fn rebalance_phases(&mut self, cause: RebalanceCause, span: tracing::Span) {
         let started = Instant::now();
         let mut phases = PhaseTimings::default();
         let protocol = self.strategies.rebalance_protocol();
@@ -365,7 +387,14 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
         loop {
             match self.attempt(cause, started, &mut phases).await {
-                Attempt::Done | Attempt::Stop => return,
+                Attempt::Done => {
+                    trace::rebalance_ended(&span, true, self.generation);
+                    return;
+                }
+                Attempt::Stop => {
+                    trace::rebalance_ended(&span, false, self.generation);
+                    return;
+                }
                 Attempt::Again(None) => {}
                 Attempt::Again(Some(after)) => {
                     if !self.backoff(after).await {
@@ -513,19 +542,24 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 })
                 .await
         };
-        let Some(result) = self.serve(call, true).await else {
+        let span = trace::join();
+        let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
             return Attempt::Stop;
         };
         phases.join += join_started.elapsed();
         let resp: JoinGroupResponse = match result {
             Ok(r) => r,
             Err(e) => {
+                trace::transport_failed(&span);
+                drop(span);
                 return self
                     .transport_failed("JoinGroup", e, started, *phases)
-                    .await
+                    .await;
             }
         };
         let code = ErrorCode::from_i16(resp.error_code);
+        trace::answered(&span, code, resp.generation_id);
+        drop(span);
         let r = reaction::join_group(code);
         if r == Reaction::RejoinWithGivenMemberId {
             // KIP-394: the coordinator gave us an id; join again with it at once.
@@ -640,19 +674,24 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 })
                 .await
         };
-        let Some(result) = self.serve(call, true).await else {
+        let span = trace::sync();
+        let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
             return Attempt::Stop;
         };
         phases.sync += sync_started.elapsed();
         let resp = match result {
             Ok(r) => r,
             Err(e) => {
+                trace::transport_failed(&span);
+                drop(span);
                 return self
                     .transport_failed("SyncGroup", e, started, *phases)
-                    .await
+                    .await;
             }
         };
         let code = ErrorCode::from_i16(resp.error_code);
+        trace::answered(&span, code, self.generation);
+        drop(span);
         let r = reaction::sync_group(code);
         if r != Reaction::Proceed {
             return self.react("SyncGroup", r, code, started, *phases).await;

@@ -95,6 +95,7 @@ pub mod offsets;
 mod protocol;
 pub mod reaction;
 pub mod state;
+mod trace;
 
 #[cfg(test)]
 mod tests;
