@@ -239,8 +239,12 @@ pub fn apply(app: &App, envelope: Envelope) {
         }
         Event::CommitFailed { .. } => m.commits_failed_total.inc(),
         Event::Fenced { .. } => {
-            m.fenced_total.inc();
-            state.fenced_times.push_back(now);
+            // One fencing per fall from the group: the member's retries that find the instance
+            // id still held report `fenced` again, and are not new fencings.
+            if !state.member.fenced {
+                m.fenced_total.inc();
+                state.fenced_times.push_back(now);
+            }
             state.member.fenced = true;
             state.member.stable = false;
         }
