@@ -190,6 +190,7 @@ async fn fencing_alert_counts_fencings_in_its_window() {
             ("mooring.leave.group.on.close", leave.to_string()),
         ]
     };
+    let handler = |_r: ConsumerRecord| async { Ok::<(), String>(()) };
     let a_props = props("false");
     let a_extra: Vec<(&str, &str)> = a_props.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let a = consumer(&cluster, &group, &topic, &a_extra);
