@@ -89,3 +89,411 @@ fn a_bad_scrape_selector_is_refused() {
         .unwrap();
     assert!(rules::render(&c).contains(r#"up{job=\"kubernetes-pods\"} == 0"#));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The dashboards and the rules' PromQL.
+
+/// One PromQL expression and where it comes from.
+#[derive(Debug, Clone)]
+struct Query {
+    origin: String,
+    /// With Grafana's variables substituted.
+    expr: String,
+}
+
+fn dashboard_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("dashboards"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no dashboards/*.json");
+    files
+}
+
+fn load(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
+}
+
+/// Every panel, rows' nested ones included.
+fn all_panels(dashboard: &serde_json::Value) -> Vec<&serde_json::Value> {
+    fn walk<'a>(list: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
+        for p in list.as_array().into_iter().flatten() {
+            out.push(p);
+            walk(&p["panels"], out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&dashboard["panels"], &mut out);
+    out
+}
+
+fn variables(dashboard: &serde_json::Value) -> Vec<String> {
+    dashboard["templating"]["list"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every expression of every dashboard (panel targets, template variable queries, annotation
+/// queries) and of the rule files in deploy/prometheus.
+fn queries() -> Vec<Query> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for path in dashboard_files() {
+        let d = load(&path);
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let vars = variables(&d);
+        let mut push = |origin: String, raw: &str| match promql::substitute(raw, &vars) {
+            Ok(expr) => out.push(Query { origin, expr }),
+            Err(e) => errors.push(format!("{origin}: {e}")),
+        };
+        for p in all_panels(&d) {
+            for t in p["targets"].as_array().into_iter().flatten() {
+                if let Some(expr) = t["expr"].as_str() {
+                    push(
+                        format!(
+                            "{file} panel {} \"{}\" target {}",
+                            p["id"],
+                            p["title"].as_str().unwrap_or(""),
+                            t["refId"].as_str().unwrap_or("?")
+                        ),
+                        expr,
+                    );
+                }
+            }
+        }
+        for v in d["templating"]["list"].as_array().into_iter().flatten() {
+            if v["type"] != "query" {
+                continue;
+            }
+            let q = v["query"]["query"]
+                .as_str()
+                .or_else(|| v["query"].as_str())
+                .unwrap_or_default();
+            if let Some(expr) = promql::variable_expr(q) {
+                push(
+                    format!("{file} variable ${}", v["name"].as_str().unwrap_or("?")),
+                    &expr,
+                );
+            }
+        }
+        for a in d["annotations"]["list"].as_array().into_iter().flatten() {
+            if let Some(expr) = a["expr"].as_str() {
+                push(
+                    format!(
+                        "{file} annotation \"{}\"",
+                        a["name"].as_str().unwrap_or("?")
+                    ),
+                    expr,
+                );
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    for path in std::fs::read_dir(repo().join("deploy/prometheus")).unwrap() {
+        let path = path.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".yaml") || name.ends_with(".test.yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut alert = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(a) = line.strip_prefix("- alert: ") {
+                alert = a.to_string();
+            } else if let Some(e) = line.strip_prefix("expr: ") {
+                let expr: String = serde_json::from_str(e).unwrap_or_else(|err| {
+                    panic!("{name} {alert}: expr is not a quoted string ({err})")
+                });
+                out.push(Query {
+                    origin: format!("{name} alert {alert}"),
+                    expr,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn promtool_check(path: &Path) -> (bool, String) {
+    let out = std::process::Command::new("promtool")
+        .arg("check")
+        .arg("rules")
+        .arg(path)
+        .output()
+        .expect("promtool (apt-get install -y prometheus; scripts/setup does)");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Every expression as a recording rule of its own group, named after its origin, in one file:
+/// one promtool run parses them all and names the offending ones' groups.
+#[test]
+fn every_query_parses() {
+    let queries = queries();
+    let mut file = String::from("groups:\n");
+    for (i, q) in queries.iter().enumerate() {
+        file.push_str(&format!(
+            "  - name: {}\n    rules:\n      - record: mooring_dashboard_check:expr_{i}\n        expr: {}\n",
+            serde_json::to_string(&format!("{i}: {}", q.origin)).unwrap(),
+            serde_json::to_string(&q.expr).unwrap()
+        ));
+    }
+    let path = std::env::temp_dir().join(format!(
+        "mooring-dashboard-queries-{}.yml",
+        std::process::id()
+    ));
+    std::fs::write(&path, &file).unwrap();
+    let (ok, output) = promtool_check(&path);
+    let _ = std::fs::remove_file(&path);
+    assert!(ok, "queries that do not parse (group = where):\n{output}");
+    assert!(
+        output.contains(&format!("SUCCESS: {} rules found", queries.len())),
+        "{output}"
+    );
+    println!(
+        "{} PromQL expressions parse (dashboards and rules)",
+        queries.len()
+    );
+}
+
+/// Grafana's import needs these; panel ids must be unique (rows' nested panels included), and
+/// every query goes to the `${datasource}` variable.
+#[test]
+fn dashboards_have_the_required_fields_and_unique_panel_ids() {
+    for path in dashboard_files() {
+        let d = load(&path);
+        let file = path.display().to_string();
+        for key in [
+            "uid",
+            "title",
+            "schemaVersion",
+            "panels",
+            "templating",
+            "time",
+            "annotations",
+            "version",
+        ] {
+            assert!(!d[key].is_null(), "{file}: no top-level `{key}`");
+        }
+        let schema = d["schemaVersion"].as_u64().unwrap_or(0);
+        assert!(
+            (39..=41).contains(&schema),
+            "{file}: schemaVersion {schema} is not Grafana 11's"
+        );
+        let ds = d["templating"]["list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "datasource")
+            .unwrap_or_else(|| panic!("{file}: no `datasource` template variable"));
+        assert_eq!(ds["type"], "datasource", "{file}");
+        assert_eq!(ds["query"], "prometheus", "{file}");
+        let mut ids = std::collections::BTreeSet::new();
+        let panels = all_panels(&d);
+        assert!(panels.len() > 10, "{file}: {} panels", panels.len());
+        for p in &panels {
+            let id = p["id"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{file}: a panel without id: {}", p["title"]));
+            assert!(ids.insert(id), "{file}: panel id {id} twice");
+            for k in ["type", "title", "gridPos"] {
+                assert!(!p[k].is_null(), "{file} panel {id}: no `{k}`");
+            }
+            if p["type"] == "row" {
+                continue;
+            }
+            assert_eq!(p["datasource"]["uid"], "${datasource}", "{file} panel {id}");
+            let targets = p["targets"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{file} panel {id}: no targets"));
+            assert!(!targets.is_empty(), "{file} panel {id}: no targets");
+            let mut refs = std::collections::BTreeSet::new();
+            for t in targets {
+                assert!(
+                    t["expr"].as_str().is_some_and(|e| !e.is_empty()),
+                    "{file} panel {id}: a target without expr"
+                );
+                assert!(
+                    refs.insert(t["refId"].as_str().unwrap_or_default().to_string()),
+                    "{file} panel {id}: refId twice"
+                );
+                assert_eq!(t["datasource"]["uid"], "${datasource}", "{file} panel {id}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A live sidecar: every metric the queries name must be one it exports.
+
+mod live {
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
+
+    use mooring_consumer::processing::ConsumerRecord;
+    use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
+    use mooring_consumer::{Consumer, ConsumerConfig};
+    use mooring_testkit::{unique, Cluster};
+
+    use super::common::{get, sidecar};
+
+    /// `# TYPE` families, histogram families, sample names.
+    pub struct Exported {
+        pub families: Vec<String>,
+        pub histograms: Vec<String>,
+        pub samples: Vec<String>,
+    }
+
+    fn parse(text: &str) -> Exported {
+        let mut e = Exported {
+            families: Vec::new(),
+            histograms: Vec::new(),
+            samples: Vec::new(),
+        };
+        for line in text.lines() {
+            if let Some(t) = line.strip_prefix("# TYPE ") {
+                let mut parts = t.split_whitespace();
+                let (name, kind) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                e.families.push(name.to_string());
+                if kind == "histogram" {
+                    e.histograms.push(name.to_string());
+                }
+            } else if !line.starts_with('#') && !line.is_empty() {
+                let name = line.split(['{', ' ']).next().unwrap_or("").to_string();
+                if !e.samples.contains(&name) {
+                    e.samples.push(name);
+                }
+            }
+        }
+        e
+    }
+
+    /// A sidecar watching a real group whose member (a Mooring consumer) exports telemetry to it
+    /// and has consumed and committed: every family, the labelled ones too, has samples.
+    pub async fn scrape_a_busy_sidecar() -> Exported {
+        let cluster = Cluster::shared();
+        let topic = unique("dashboards");
+        let group = unique("dashboards-g");
+        cluster.create_topic(&topic, 2);
+        cluster.produce_perf(&topic, 200, 100);
+        let s = sidecar(&format!(
+            "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 300\n",
+            cluster.bootstrap()
+        ))
+        .await;
+        let addr: SocketAddr = s.addr;
+        let props = [
+            ("bootstrap.servers", cluster.bootstrap()),
+            ("group.id", group.as_str()),
+            ("auto.offset.reset", "earliest"),
+            ("session.timeout.ms", "6000"),
+            ("heartbeat.interval.ms", "500"),
+            ("fetch.max.wait.ms", "200"),
+            ("auto.commit.interval.ms", "200"),
+        ];
+        let consumer = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
+        consumer.subscribe([topic.clone()]).unwrap();
+        let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
+        config.flush_interval = Duration::from_millis(50);
+        config.snapshot_interval = Duration::from_millis(200);
+        let export = TelemetryExporter::spawn(&consumer, config).unwrap();
+        let c = consumer.clone();
+        let run = tokio::spawn(async move {
+            c.run(|_r: ConsumerRecord| async move { Ok::<(), String>(()) })
+                .await
+        });
+        // Until the labelled vectors have samples: lag (the watcher, from the group's commits)
+        // and telemetry by type; and the handler histogram from a snapshot.
+        let wanted = [
+            "mooring_partition_lag_records",
+            "mooring_partition_lag_seconds",
+            "mooring_telemetry_events_received_total",
+            "mooring_handler_duration_seconds_bucket",
+            "mooring_commit_duration_seconds_bucket",
+        ];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let text = loop {
+            let (_, text) = get(addr, "/metrics").await;
+            let e = parse(&text);
+            let missing: Vec<&str> = wanted
+                .iter()
+                .copied()
+                .filter(|w| !e.samples.iter().any(|s| s == w))
+                .collect();
+            if missing.is_empty() {
+                break text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the sidecar never exported {missing:?}:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        consumer.shutdown_handle().shutdown();
+        let _ = tokio::time::timeout(Duration::from_secs(30), run).await;
+        export.shutdown().await;
+        s.shutdown().await;
+        cluster.delete_topic(&topic);
+        parse(&text)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_metric_a_query_names_is_exported_by_a_live_sidecar() {
+    let queries = queries();
+    let exported = live::scrape_a_busy_sidecar().await;
+    // Prometheus's own series.
+    let builtin = ["up"];
+    let mut missing = Vec::new();
+    let mut checked = std::collections::BTreeSet::new();
+    for q in &queries {
+        let names = promql::metric_names(&q.expr);
+        assert!(
+            !names.is_empty(),
+            "{}: names no metric: {}",
+            q.origin,
+            q.expr
+        );
+        for name in names {
+            if builtin.contains(&name.as_str()) {
+                checked.insert(name);
+                continue;
+            }
+            if exported.samples.contains(&name) {
+                checked.insert(promql::family(&name, &exported.histograms).to_string());
+            } else {
+                missing.push(format!("{}: `{name}` in {}", q.origin, q.expr));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "metrics no live sidecar exports (exported families: {:?}):\n{}",
+        exported.families,
+        missing.join("\n")
+    );
+    let unused: Vec<&String> = exported
+        .families
+        .iter()
+        .filter(|f| !checked.contains(*f))
+        .collect();
+    println!(
+        "{} expressions, {} metric families checked against a live sidecar ({} exported; not on a dashboard or in a rule: {unused:?})",
+        queries.len(),
+        checked.len(),
+        exported.families.len()
+    );
+}

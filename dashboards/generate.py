@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Writes mooring-consumer.json, the Grafana dashboard of Mooring consumers and their sidecars.
+
+The JSON is the artifact (import it as is); this script keeps its ids, grid positions and
+selectors consistent. Edit here, then:
+
+    python3 dashboards/generate.py > dashboards/mooring-consumer.json
+    cargo test -p mooring-sidecar --test dashboards      # every query parses and names live metrics
+"""
+
+import json
+import sys
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+# Every sidecar of a group reports the group's lag, generation, state and members; the member's
+# own series (rebalances it took part in, assignment, processing) are per pod.
+GROUP = 'namespace=~"$namespace", job=~"$group"'
+MEMBER = GROUP + ', pod=~"$pod"'
+RI = "$__rate_interval"
+
+panels = []
+next_id = [1]
+cursor = {"x": 0, "y": 0, "row_h": 0}
+
+
+def new_id():
+    i = next_id[0]
+    next_id[0] += 1
+    return i
+
+
+def target(expr, legend="", ref="A", **extra):
+    t = {"datasource": DS, "refId": ref, "expr": expr, "legendFormat": legend or "__auto", "range": True}
+    t.update(extra)
+    return t
+
+
+def place(w, h):
+    if cursor["x"] + w > 24:
+        cursor["x"] = 0
+        cursor["y"] += cursor["row_h"]
+        cursor["row_h"] = 0
+    pos = {"h": h, "w": w, "x": cursor["x"], "y": cursor["y"]}
+    cursor["x"] += w
+    cursor["row_h"] = max(cursor["row_h"], h)
+    return pos
+
+
+def thresholds(*steps):
+    """steps: (value or None, color)."""
+    return {"mode": "absolute", "steps": [{"color": c, "value": v} for v, c in steps]}
+
+
+def panel(kind, title, targets, w=8, h=8, unit=None, description="", steps=None, mappings=None,
+          options=None, custom=None, overrides=None, **extra):
+    defaults = {}
+    if unit:
+        defaults["unit"] = unit
+    if steps:
+        defaults["thresholds"] = thresholds(*steps)
+        defaults["color"] = {"mode": "thresholds"}
+    if mappings:
+        defaults["mappings"] = mappings
+    if custom:
+        defaults["custom"] = custom
+    p = {
+        "id": new_id(),
+        "type": kind,
+        "title": title,
+        "description": description,
+        "datasource": DS,
+        "gridPos": place(w, h),
+        "targets": [dict(t, refId=chr(ord("A") + i)) for i, t in enumerate(targets)],
+        "fieldConfig": {"defaults": defaults, "overrides": overrides or []},
+        "options": options or {},
+    }
+    p.update(extra)
+    return p
+
+
+def ts(title, targets, **kw):
+    kw.setdefault("options", {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                              "tooltip": {"mode": "multi", "sort": "desc"}})
+    return panel("timeseries", title, targets, **kw)
+
+
+def stat(title, targets, **kw):
+    kw.setdefault("options", {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                              "colorMode": "value", "graphMode": "none", "textMode": "auto",
+                              "justifyMode": "auto", "orientation": "auto"})
+    kw.setdefault("w", 4)
+    kw.setdefault("h", 5)
+    return panel("stat", title, targets, **kw)
+
+
+rows = []
+
+
+def row(title, collapsed, children_fn):
+    """A row; a collapsed row holds its panels, an open one is followed by them."""
+    if cursor["x"] != 0:
+        cursor["y"] += cursor["row_h"]
+    cursor["x"], cursor["row_h"] = 0, 0
+    r = {"id": new_id(), "type": "row", "title": title, "collapsed": collapsed,
+         "gridPos": {"h": 1, "w": 24, "x": 0, "y": cursor["y"]}, "panels": []}
+    cursor["y"] += 1
+    children = children_fn()
+    cursor["y"] += cursor["row_h"]
+    cursor["x"], cursor["row_h"] = 0, 0
+    if collapsed:
+        r["panels"] = children
+        panels.append(r)
+    else:
+        panels.append(r)
+        panels.extend(children)
+
+
+LEVELS = [
+    {"type": "value", "options": {
+        "0": {"text": "ok", "color": "green", "index": 0},
+        "1": {"text": "warning", "color": "orange", "index": 1},
+        "2": {"text": "critical", "color": "red", "index": 2}}},
+]
+
+
+def overview():
+    return [
+        stat("Group state", [target(f"max by (state) (mooring_group_state{{{GROUP}}}) == 1", "{{state}}")],
+             description="The group's state as DescribeGroups reports it (Stable, PreparingRebalance, CompletingRebalance, Empty, Dead).",
+             options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                      "colorMode": "none", "graphMode": "none", "textMode": "name",
+                      "justifyMode": "auto", "orientation": "auto"}),
+        stat("Members", [target(f"max(mooring_group_members{{{GROUP}}})", "members")],
+             description="Members of the group, from the broker (DescribeGroups)."),
+        stat("Generation", [target(f"max(mooring_group_generation{{{GROUP}}})", "generation")],
+             description="The group's generation: it moves by one per rebalance. A rolling update of static members must not move it."),
+        stat("Assigned partitions", [target(f"sum(mooring_assigned_partitions{{{MEMBER}}})", "assigned")],
+             description="Partitions assigned to the selected members, summed."),
+        stat("Rebalances (24 h, largest member)",
+             [target(f"max(round(sum by (pod) (increase(mooring_rebalances_total{{{MEMBER}}}[1d]))))", "rebalances")],
+             description="The seeds' thresholds: below 3 a day normal, 3 to 10 warning, above 10 critical (MooringRebalances).",
+             steps=[(None, "green"), (3, "orange"), (11, "red")]),
+        stat("Last rebalance", [target(f"time() - max(mooring_last_rebalance_timestamp_seconds{{{MEMBER}}} > 0)", "ago")],
+             unit="s", description="Time since the last completed rebalance (Java: last-rebalance-seconds-ago)."),
+        ts("Generation per member", [target(f"mooring_group_generation{{{MEMBER}}}", "{{pod}}")], w=12,
+           description="Each member's generation. Members that disagree are mid-rebalance."),
+        ts("Group state over time", [target(f"max by (state) (mooring_group_state{{{GROUP}}})", "{{state}}")], w=12,
+           description="1 while the group is in that state."),
+    ]
+
+
+def rebalances():
+    phases = [
+        ("join", "mooring_join_duration_seconds"),
+        ("sync", "mooring_sync_duration_seconds"),
+        ("revoke callback", "mooring_partitions_revoked_duration_seconds"),
+        ("assign callback", "mooring_partitions_assigned_duration_seconds"),
+        ("lost callback", "mooring_partitions_lost_duration_seconds"),
+    ]
+    return [
+        ts("Rebalance rate by cause (per hour)",
+           [target(f"max by (cause) (rate(mooring_rebalances_total{{{MEMBER}}}[{RI}])) * 3600", "{{cause}}")],
+           w=12, unit="short",
+           description="Java's rebalance-rate-per-hour, split by cause. Every member counts the same rebalance, so the largest member's rate is the group's."),
+        ts("Rebalances in the last 24 h per member",
+           [target(f"round(sum by (pod) (increase(mooring_rebalances_total{{{MEMBER}}}[1d])))", "{{pod}}")],
+           w=12, steps=[(None, "green"), (3, "orange"), (11, "red")],
+           custom={"thresholdsStyle": {"mode": "line+area"}},
+           description="What MooringRebalances judges: warning from 3, critical above 10."),
+        panel("heatmap", "Rebalance duration",
+              [target(f"sum by (le) (increase(mooring_rebalance_duration_seconds_bucket{{{MEMBER}}}[{RI}]))", "{{le}}",
+                      format="heatmap")],
+              w=12, h=9, unit="s",
+              description="Start to stable, from the histogram's buckets (Java: rebalance-latency).",
+              options={"calculate": False, "cellGap": 1, "yAxis": {"unit": "s"},
+                       "color": {"mode": "scheme", "scheme": "Oranges", "steps": 64},
+                       "rowsFrame": {"layout": "auto"}, "tooltip": {"mode": "single", "yHistogram": True},
+                       "legend": {"show": True}}),
+        ts("Rebalance phases (p95)",
+           [target(f"histogram_quantile(0.95, sum by (le) (rate({m}_bucket{{{MEMBER}}}[{RI}])))", name)
+            for name, m in phases],
+           w=12, h=9, unit="s", description="JoinGroup and SyncGroup round trips and the listener callbacks."),
+        ts("Last rebalance duration per member",
+           [target(f"mooring_last_rebalance_duration_seconds{{{MEMBER}}}", "{{pod}}")], w=8, unit="s",
+           steps=[(None, "green"), (30, "orange"), (120.001, "red")],
+           custom={"thresholdsStyle": {"mode": "line"}},
+           description="MooringRebalanceDuration: warning from 30 s, critical above 120 s."),
+        ts("Failed rebalances", [target(f"sum by (pod) (increase(mooring_rebalances_failed_total{{{MEMBER}}}[{RI}]))", "{{pod}}")],
+           w=8, description="Java: failed-rebalance-total."),
+        panel("state-timeline", "Alert levels",
+              [target(f"max by (alert) (mooring_alert_level{{{MEMBER}}})", "{{alert}}")], w=8,
+              mappings=LEVELS, steps=[(None, "green"), (1, "orange"), (2, "red")],
+              description="The sidecars' own levels (GET /alerts): 0 ok, 1 warning, 2 critical; the worst member's.",
+              options={"showValue": "never", "mergeValues": True, "rowHeight": 0.9,
+                       "legend": {"displayMode": "list", "placement": "bottom", "showLegend": False}}),
+    ]
+
+
+def partitions():
+    return [
+        ts("Assigned partitions per member", [target(f"mooring_assigned_partitions{{{MEMBER}}}", "{{pod}}")], w=12,
+           description="Java: assigned-partitions. A member with none is never Ready (replicas ≤ partitions)."),
+        ts("Paused partitions per member", [target(f"mooring_partitions_paused{{{MEMBER}}}", "{{pod}}")], w=12,
+           description="Paused by the application or by backpressure (full buffers)."),
+    ]
+
+
+def lag():
+    return [
+        ts("Lag in records per partition",
+           [target(f"max by (topic, partition) (mooring_partition_lag_records{{{GROUP}}})", "{{topic}}/{{partition}}")],
+           w=12, steps=[(None, "green"), (10000, "orange"), (100000.001, "red")],
+           custom={"thresholdsStyle": {"mode": "line"}},
+           description="High watermark minus committed offset (Java: records-lag). Every sidecar of a group reports the whole group's partitions; which member owns one: GET /debug/partitions."),
+        ts("Lag in seconds per partition",
+           [target(f"max by (topic, partition) (mooring_partition_lag_seconds{{{GROUP}}})", "{{topic}}/{{partition}}")],
+           w=12, unit="s", steps=[(None, "green"), (60, "orange"), (300.001, "red")],
+           custom={"thresholdsStyle": {"mode": "line"}},
+           description="Estimated time lag: now minus when the committed offset was the high watermark (interpolated)."),
+        ts("Lag in records per topic",
+           [target(f"sum by (topic) (max by (topic, partition) (mooring_partition_lag_records{{{GROUP}}}))", "{{topic}}")],
+           w=12, description="All partitions of a topic."),
+        ts("Largest lag in seconds as each member sees it",
+           [target(f"max by (pod) (mooring_partition_lag_seconds{{{MEMBER}}})", "{{pod}}")], w=12, unit="s",
+           description="A member whose figure differs from the others' has a stale broker watch (see Health)."),
+    ]
+
+
+def processing():
+    return [
+        ts("Handlers in flight per member", [target(f"mooring_processing_in_flight{{{MEMBER}}}", "{{pod}}")], w=8),
+        ts("Handler latency",
+           [target(f"histogram_quantile(0.5, sum by (le) (rate(mooring_handler_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "p50"),
+            target(f"histogram_quantile(0.99, sum by (le) (rate(mooring_handler_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "p99")],
+           w=8, unit="s", description="First attempt's start to final outcome, retries included."),
+        ts("Records handled per second",
+           [target(f"sum by (pod) (rate(mooring_handler_duration_seconds_count{{{MEMBER}}}[{RI}]))", "{{pod}}")],
+           w=8, unit="ops"),
+        ts("Commit latency",
+           [target(f"histogram_quantile(0.5, sum by (le) (rate(mooring_commit_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "p50"),
+            target(f"histogram_quantile(0.99, sum by (le) (rate(mooring_commit_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "p99")],
+           w=12, unit="s", description="OffsetCommit round trip (Java: commit-latency-avg/max)."),
+        ts("Commits and failed commits per second",
+           [target(f"sum by (pod) (rate(mooring_commit_duration_seconds_count{{{MEMBER}}}[{RI}]))", "{{pod}} commits"),
+            target(f"sum by (pod) (rate(mooring_commits_failed_total{{{MEMBER}}}[{RI}]))", "{{pod}} failed")],
+           w=12, unit="ops"),
+    ]
+
+
+def health():
+    return [
+        panel("state-timeline", "Sidecar scraped",
+              [target(f"up{{{MEMBER}}}", "{{pod}}")], w=12,
+              mappings=[{"type": "value", "options": {"0": {"text": "down", "color": "red", "index": 0},
+                                                       "1": {"text": "up", "color": "green", "index": 1}}}],
+              steps=[(None, "red"), (1, "green")],
+              description="Prometheus's own up series for each sidecar (MooringSidecarDown after 5 m at 0).",
+              options={"showValue": "never", "mergeValues": True, "rowHeight": 0.9,
+                       "legend": {"displayMode": "list", "placement": "bottom", "showLegend": False}}),
+        ts("Poll loop without progress", [target(f"mooring_poll_stale_seconds{{{MEMBER}}}", "{{pod}}")], w=12, unit="s",
+           steps=[(None, "green"), (60, "orange"), (300.001, "red")], custom={"thresholdsStyle": {"mode": "line"}},
+           description="Seconds the processing loop made no progress while work waited (0 when idle). Past the critical threshold /healthz fails (MooringPollStall)."),
+        ts("Consumer loop staleness", [target(f"mooring_consumer_loop_stale_seconds{{{MEMBER}}}", "{{pod}}")], w=8, unit="s",
+           description="Seconds since the consumer's fetch loop last iterated (it iterates at least every 100 ms while it lives): /healthz."),
+        ts("Consumer last heard from", [target(f"time() - mooring_telemetry_last_event_timestamp_seconds{{{MEMBER}}}", "{{pod}}")],
+           w=8, unit="s", steps=[(None, "green"), (60, "red")], custom={"thresholdsStyle": {"mode": "line"}},
+           description="Seconds since the sidecar's last telemetry line; liveness fails past health.stale.ms (60 s)."),
+        ts("Last heartbeat", [target(f"time() - mooring_last_heartbeat_timestamp_seconds{{{MEMBER}}}", "{{pod}}")], w=8, unit="s",
+           description="Java: last-heartbeat-seconds-ago. Past session.timeout.ms the coordinator expires the member."),
+        ts("Heartbeat round trip (p99) and failures",
+           [target(f"histogram_quantile(0.99, sum by (le, pod) (rate(mooring_heartbeat_response_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "{{pod}} p99"),
+            target(f"sum by (pod) (increase(mooring_heartbeats_failed_total{{{MEMBER}}}[{RI}]))", "{{pod}} failed")],
+           w=8, unit="s", overrides=[{"matcher": {"id": "byFrameRefID", "options": "B"},
+                                      "properties": [{"id": "unit", "value": "short"}]}]),
+        ts("Telemetry events dropped", [target(f"sum by (pod) (increase(mooring_telemetry_events_dropped_total{{{MEMBER}}}[{RI}]))", "{{pod}}")],
+           w=8, description="Events the consumer's exporter lost (the sidecar was away or slow); consumption never waits for the sidecar."),
+        ts("Telemetry events received by type", [target(f"sum by (type) (rate(mooring_telemetry_events_received_total{{{MEMBER}}}[{RI}]))", "{{type}}")],
+           w=8, unit="ops"),
+        ts("Fencings", [target(f"sum by (pod) (increase(mooring_fenced_total{{{MEMBER}}}[{RI}]))", "{{pod}}")], w=8,
+           description="FENCED_INSTANCE_ID: two live members with one group.instance.id (MooringFenced)."),
+        ts("Broker watch", [target(f"time() - mooring_broker_watch_last_success_timestamp_seconds{{{MEMBER}}}", "{{pod}} since success"),
+                            target(f"sum by (pod) (increase(mooring_broker_watch_errors_total{{{MEMBER}}}[{RI}]))", "{{pod}} errors")],
+           w=8, unit="s", description="The sidecar's DescribeGroups/OffsetFetch/ListOffsets loop (lag, group state, members).",
+           overrides=[{"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [{"id": "unit", "value": "short"}]}]),
+    ]
+
+
+row("Group overview", False, overview)
+row("Rebalances", False, rebalances)
+row("Lag", False, lag)
+row("Partitions", True, partitions)
+row("Processing", True, processing)
+row("Health", True, health)
+
+
+def var(name, label, query, multi=True):
+    return {
+        "name": name, "label": label, "type": "query", "datasource": DS,
+        "query": {"query": query, "refId": f"{name}-query", "qryType": 1},
+        "definition": query, "refresh": 2, "sort": 1, "multi": multi, "includeAll": True,
+        "allValue": ".+", "current": {}, "options": [], "regex": "", "hide": 0,
+    }
+
+
+dashboard = {
+    "id": None,
+    "uid": "mooring-consumer",
+    "title": "Mooring consumer",
+    "description": "Mooring consumers and their sidecars: group, rebalances, lag, partitions, processing, health. Source: dashboards/generate.py.",
+    "tags": ["mooring", "kafka"],
+    "timezone": "browser",
+    "editable": True,
+    "graphTooltip": 1,
+    "fiscalYearStartMonth": 0,
+    "liveNow": False,
+    "refresh": "30s",
+    "schemaVersion": 39,
+    "version": 1,
+    "weekStart": "",
+    "time": {"from": "now-6h", "to": "now"},
+    "timepicker": {},
+    "links": [],
+    "annotations": {"list": [
+        {"builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True, "hide": True,
+         "iconColor": "rgba(0, 211, 255, 1)", "name": "Annotations & Alerts", "type": "dashboard"},
+        {"name": "Rebalances", "datasource": DS, "enable": True, "hide": False, "iconColor": "orange",
+         "expr": f"max(changes(mooring_group_generation{{{GROUP}}}[$__interval])) > 0",
+         "step": "30s", "titleFormat": "generation changed", "textFormat": "a rebalance completed"},
+    ]},
+    "templating": {"list": [
+        {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
+         "current": {}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1, "regex": ""},
+        var("namespace", "Namespace", "label_values(mooring_group_generation, namespace)"),
+        var("group", "Group (scrape job)",
+            'label_values(mooring_group_generation{namespace=~"$namespace"}, job)'),
+        var("pod", "Member (pod)",
+            'label_values(mooring_group_generation{namespace=~"$namespace", job=~"$group"}, pod)'),
+    ]},
+    "panels": panels,
+}
+
+json.dump(dashboard, sys.stdout, indent=2, ensure_ascii=False)
+sys.stdout.write("\n")
