@@ -296,6 +296,25 @@ fn cpu_secs(pid: u32) -> Option<f64> {
     Some((utime + stime) as f64 / 100.0)
 }
 
+/// Seconds every thread of a process ran on a CPU and waited for one (run queue), from
+/// `/proc/<pid>/task/*/schedstat`: how much of a latency is the machine's, not the code's.
+fn schedstat(pid: &str) -> Option<(f64, f64)> {
+    let mut run = 0u64;
+    let mut wait = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let Ok(task) = task else { continue };
+        let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        let mut f = text
+            .split_whitespace()
+            .map(|v| v.parse::<u64>().unwrap_or(0));
+        run += f.next().unwrap_or(0);
+        wait += f.next().unwrap_or(0);
+    }
+    Some((run as f64 / 1e9, wait as f64 / 1e9))
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -754,6 +773,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
     tokio::time::sleep(Duration::from_secs_f64(args.warmup_secs)).await;
 
     let cpu_before = cpu_secs(pid);
+    let sched_before = schedstat(&pid.to_string());
     let scrape_started = Instant::now();
     let mut latencies = Vec::with_capacity(args.scrapes);
     let mut first = ScrapeShape::default();
@@ -776,6 +796,10 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
     let scrape_secs = scrape_started.elapsed().as_secs_f64();
     let cpu_during = match (cpu_before, cpu_secs(pid)) {
         (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let sched_during = match (sched_before, schedstat(&pid.to_string())) {
+        (Some(a), Some(b)) => Some((b.0 - a.0, b.1 - a.1)),
         _ => None,
     };
     stop.store(true, Ordering::Relaxed);
@@ -820,12 +844,15 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         );
     }
     println!(
-        "  render in this process on the same series (alerts + TextEncoder, no HTTP), {} runs: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; {} bytes",
+        "  render in this process on the same series (alerts + TextEncoder, no HTTP), {} runs: min {:.3} ms, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; {} bytes; this process waited {:.2} s for a CPU in {:.2} s of rendering",
         inproc.times.len(),
+        pct(&inproc.times, 0.0),
         pct(&inproc.times, 50.0),
         pct(&inproc.times, 99.0),
         pct(&inproc.times, 100.0),
-        inproc.bytes
+        inproc.bytes,
+        inproc.waited,
+        inproc.times.iter().sum::<f64>() / 1000.0
     );
     println!(
         "load: {posted} lines in {load_secs:.1} s ({:.0}/s), POST p50 {:.2} ms, p99 {:.2} ms; sidecar CPU while scraping: {}",
@@ -837,6 +864,12 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
             100.0 * c / scrape_secs
         ))
     );
+    if let Some((run, wait)) = sched_during {
+        println!(
+            "sidecar threads while scraping (/proc/{pid}/task/*/schedstat): {run:.2} s on a CPU, {wait:.2} s runnable but waiting for one ({:.2} ms of waiting per scrape on average)",
+            1000.0 * wait / lat.len().max(1) as f64
+        );
+    }
     println!(
         "sidecar RSS (/proc/{pid}/status): idle {:.1} MiB; under load peak VmRSS {:.1} MiB; at the end VmRSS {:.1} MiB, VmHWM {:.1} MiB; 2 s after the load VmRSS {:.1} MiB",
         mib(idle.0),
@@ -876,6 +909,8 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
 struct InProcess {
     times: Vec<f64>,
     bytes: usize,
+    /// Seconds this process's threads waited for a CPU while rendering.
+    waited: f64,
 }
 
 /// Builds a sidecar [`App`](mooring_sidecar::App) with the same events and N lag series of each
@@ -909,6 +944,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
     }
     let mut times = Vec::with_capacity(runs);
     let mut bytes = 0;
+    let before = schedstat("self");
     for _ in 0..runs.max(1) {
         let t0 = Instant::now();
         let _ = app.alerts();
@@ -916,9 +952,14 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
         times.push(t0.elapsed().as_secs_f64() * 1000.0);
         bytes = text.len();
     }
+    let waited = match (before, schedstat("self")) {
+        (Some(a), Some(b)) => b.1 - a.1,
+        _ => f64::NAN,
+    };
     Ok(InProcess {
         times: sorted(times),
         bytes,
+        waited,
     })
 }
 
