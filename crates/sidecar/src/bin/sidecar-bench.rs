@@ -855,6 +855,13 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         inproc.times.iter().sum::<f64>() / 1000.0
     );
     println!(
+        "    of which Registry::gather p50 {:.3} ms (min {:.3}), TextEncoder p50 {:.3} ms (min {:.3})",
+        pct(&inproc.gather, 50.0),
+        pct(&inproc.gather, 0.0),
+        pct(&inproc.encode, 50.0),
+        pct(&inproc.encode, 0.0)
+    );
+    println!(
         "load: {posted} lines in {load_secs:.1} s ({:.0}/s), POST p50 {:.2} ms, p99 {:.2} ms; sidecar CPU while scraping: {}",
         posted as f64 / load_secs,
         pct(&posts, 50.0),
@@ -911,6 +918,10 @@ struct InProcess {
     bytes: usize,
     /// Seconds this process's threads waited for a CPU while rendering.
     waited: f64,
+    /// `Registry::gather`, ms.
+    gather: Vec<f64>,
+    /// `TextEncoder::encode_to_string`, ms.
+    encode: Vec<f64>,
 }
 
 /// Builds a sidecar [`App`](mooring_sidecar::App) with the same events and N lag series of each
@@ -956,10 +967,25 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
         (Some(a), Some(b)) => b.1 - a.1,
         _ => f64::NAN,
     };
+    // Where the time goes: collecting the families (label pairs copied into protobuf structs,
+    // sorted) versus writing the text.
+    let mut gather = Vec::with_capacity(runs);
+    let mut encode = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let t0 = Instant::now();
+        let families = app.metrics.registry.gather();
+        let t1 = Instant::now();
+        let text = prometheus::TextEncoder::new().encode_to_string(&families)?;
+        encode.push(t1.elapsed().as_secs_f64() * 1000.0);
+        gather.push(t1.duration_since(t0).as_secs_f64() * 1000.0);
+        bytes = bytes.max(text.len());
+    }
     Ok(InProcess {
         times: sorted(times),
         bytes,
         waited,
+        gather: sorted(gather),
+        encode: sorted(encode),
     })
 }
 
