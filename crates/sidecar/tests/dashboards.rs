@@ -383,78 +383,107 @@ mod live {
 
     /// A sidecar watching a real group whose member (a Mooring consumer) exports telemetry to it
     /// and has consumed and committed: every family, the labelled ones too, has samples.
-    pub async fn scrape_a_busy_sidecar() -> Exported {
-        let cluster = Cluster::shared();
-        let topic = unique("dashboards");
-        let group = unique("dashboards-g");
-        cluster.create_topic(&topic, 2);
-        cluster.produce_perf(&topic, 200, 100);
-        let s = sidecar(&format!(
-            "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 300\n",
-            cluster.bootstrap()
-        ))
-        .await;
-        let addr: SocketAddr = s.addr;
-        let props = [
-            ("bootstrap.servers", cluster.bootstrap()),
-            ("group.id", group.as_str()),
-            ("auto.offset.reset", "earliest"),
-            ("session.timeout.ms", "6000"),
-            ("heartbeat.interval.ms", "500"),
-            ("fetch.max.wait.ms", "200"),
-            ("auto.commit.interval.ms", "200"),
-        ];
-        let consumer = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
-        consumer.subscribe([topic.clone()]).unwrap();
-        let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
-        config.flush_interval = Duration::from_millis(50);
-        config.snapshot_interval = Duration::from_millis(200);
-        let export = TelemetryExporter::spawn(&consumer, config).unwrap();
-        let c = consumer.clone();
-        let run = tokio::spawn(async move {
-            c.run(|_r: ConsumerRecord| async move { Ok::<(), String>(()) })
-                .await
-        });
-        // Until the labelled vectors have samples: lag (the watcher, from the group's commits)
-        // and telemetry by type; and the handler histogram from a snapshot.
-        let wanted = [
-            "mooring_partition_lag_records",
-            "mooring_partition_lag_seconds",
-            "mooring_telemetry_events_received_total",
-            "mooring_handler_duration_seconds_bucket",
-            "mooring_commit_duration_seconds_bucket",
-        ];
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let text = loop {
-            let (_, text) = get(addr, "/metrics").await;
-            let e = parse(&text);
-            let missing: Vec<&str> = wanted
-                .iter()
-                .copied()
-                .filter(|w| !e.samples.iter().any(|s| s == w))
-                .collect();
-            if missing.is_empty() {
-                break text;
+    pub struct Busy {
+        pub addr: SocketAddr,
+        pub exported: Exported,
+        cluster: Cluster,
+        topic: String,
+        sidecar: mooring_sidecar::Running,
+        consumer: Consumer,
+        run: tokio::task::JoinHandle<Result<(), mooring_consumer::ConsumerError>>,
+        export: mooring_consumer::telemetry::ExporterHandle,
+    }
+
+    impl Busy {
+        pub async fn start() -> Busy {
+            let cluster = Cluster::shared();
+            let topic = unique("dashboards");
+            let group = unique("dashboards-g");
+            cluster.create_topic(&topic, 2);
+            cluster.produce_perf(&topic, 200, 100);
+            let sidecar = sidecar(&format!(
+                "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 300\n",
+                cluster.bootstrap()
+            ))
+            .await;
+            let addr: SocketAddr = sidecar.addr;
+            let props = [
+                ("bootstrap.servers", cluster.bootstrap()),
+                ("group.id", group.as_str()),
+                ("auto.offset.reset", "earliest"),
+                ("session.timeout.ms", "6000"),
+                ("heartbeat.interval.ms", "500"),
+                ("fetch.max.wait.ms", "200"),
+                ("auto.commit.interval.ms", "200"),
+            ];
+            let consumer = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
+            consumer.subscribe([topic.clone()]).unwrap();
+            let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
+            config.flush_interval = Duration::from_millis(50);
+            config.snapshot_interval = Duration::from_millis(200);
+            let export = TelemetryExporter::spawn(&consumer, config).unwrap();
+            let c = consumer.clone();
+            let run = tokio::spawn(async move {
+                c.run(|_r: ConsumerRecord| async move { Ok::<(), String>(()) })
+                    .await
+            });
+            // Until the labelled vectors have samples: lag (the watcher, from the group's
+            // commits) and telemetry by type; and the handler histogram from a snapshot.
+            let wanted = [
+                "mooring_partition_lag_records",
+                "mooring_partition_lag_seconds",
+                "mooring_telemetry_events_received_total",
+                "mooring_handler_duration_seconds_bucket",
+                "mooring_commit_duration_seconds_bucket",
+            ];
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let exported = loop {
+                let (_, text) = get(addr, "/metrics").await;
+                let e = parse(&text);
+                let missing: Vec<&str> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|w| !e.samples.iter().any(|s| s == w))
+                    .collect();
+                if missing.is_empty() {
+                    break e;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the sidecar never exported {missing:?}:\n{text}"
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            };
+            Busy {
+                addr,
+                exported,
+                cluster,
+                topic,
+                sidecar,
+                consumer,
+                run,
+                export,
             }
-            assert!(
-                Instant::now() < deadline,
-                "the sidecar never exported {missing:?}:\n{text}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        consumer.shutdown_handle().shutdown();
-        let _ = tokio::time::timeout(Duration::from_secs(30), run).await;
-        export.shutdown().await;
-        s.shutdown().await;
-        cluster.delete_topic(&topic);
-        parse(&text)
+        }
+
+        pub async fn stop(self) {
+            self.consumer.shutdown_handle().shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(30), self.run).await;
+            self.export.shutdown().await;
+            self.sidecar.shutdown().await;
+            self.cluster.delete_topic(&self.topic);
+        }
     }
 }
 
+/// Every metric a query names is exported by a live sidecar; then a real Prometheus scrapes that
+/// sidecar (with a PodMonitor target's labels) and loads the rule files: every rule evaluates
+/// without error, and every dashboard query evaluates without error and returns series.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn every_metric_a_query_names_is_exported_by_a_live_sidecar() {
+async fn every_query_names_live_metrics_and_evaluates_on_a_real_prometheus() {
     let queries = queries();
-    let exported = live::scrape_a_busy_sidecar().await;
+    let busy = live::Busy::start().await;
+    let exported = &busy.exported;
     // Prometheus's own series.
     let builtin = ["up"];
     let mut missing = Vec::new();
@@ -496,4 +525,84 @@ async fn every_metric_a_query_names_is_exported_by_a_live_sidecar() {
         checked.len(),
         exported.families.len()
     );
+
+    // A real Prometheus: the rules load and evaluate, the dashboard queries evaluate and return
+    // series (the alert expressions may rightly return nothing; so may the rebalance annotation).
+    let rule_file = repo().join(RULES_FILE).canonicalize().unwrap();
+    let prometheus = promql::server::Prometheus::start(busy.addr, &[rule_file]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Enough samples for rate() over the substituted 1m $__rate_interval (two or more), and every
+    // rule evaluated at least once.
+    loop {
+        let scrapes = prometheus
+            .query("count_over_time(up[1m])")
+            .await
+            .ok()
+            .and_then(|r| r.first()?["value"][1].as_str()?.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        let rules = prometheus.api("/api/v1/rules").await;
+        let evaluated = rules.as_ref().is_some_and(|r| {
+            let list: Vec<&serde_json::Value> = r["data"]["groups"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|g| g["rules"].as_array().into_iter().flatten())
+                .collect();
+            !list.is_empty()
+                && list.iter().all(|x| {
+                    !x["lastEvaluation"]
+                        .as_str()
+                        .unwrap_or("0001")
+                        .starts_with("0001")
+                })
+        });
+        if scrapes >= 5.0 && evaluated {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Prometheus did not scrape and evaluate in time ({scrapes} scrapes):\n{}",
+            prometheus.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    let rules = prometheus.api("/api/v1/rules").await.unwrap();
+    let mut rule_count = 0;
+    let mut bad = Vec::new();
+    for g in rules["data"]["groups"].as_array().unwrap() {
+        for r in g["rules"].as_array().unwrap() {
+            rule_count += 1;
+            if r["health"] != "ok" {
+                bad.push(format!(
+                    "rule {}: {} {}",
+                    r["name"], r["health"], r["lastError"]
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        rule_count,
+        queries
+            .iter()
+            .filter(|q| q.origin.contains(" alert "))
+            .count()
+    );
+    let mut returned = 0;
+    for q in &queries {
+        let may_be_empty = q.origin.contains(" alert ") || q.origin.contains(" annotation ");
+        match prometheus.query(&q.expr).await {
+            Ok(result) if result.is_empty() && !may_be_empty => {
+                bad.push(format!("{}: no series: {}", q.origin, q.expr))
+            }
+            Ok(result) => returned += usize::from(!result.is_empty()),
+            Err(e) => bad.push(format!("{}: {e}: {}", q.origin, q.expr)),
+        }
+    }
+    assert!(bad.is_empty(), "on a real Prometheus:\n{}", bad.join("\n"));
+    println!(
+        "a real Prometheus: {rule_count} rules evaluate without error; {} expressions evaluate, {returned} return series",
+        queries.len()
+    );
+    drop(prometheus);
+    busy.stop().await;
 }

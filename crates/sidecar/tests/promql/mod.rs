@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 /// Grafana's built-in variables, with values a query could have at run time.
 const BUILTINS: &[(&str, &str)] = &[
     ("__rate_interval_ms", "60000"),
