@@ -1,7 +1,9 @@
 //! The CI check of what operators import: the committed rule files are exactly what
 //! `mooring-sidecar rules` prints for the default configuration (and for the deployed
 //! `sidecar.toml`), every PromQL expression of the Grafana dashboards and the rules parses
-//! (`promtool check rules`), and every metric it names is one a live sidecar exports.
+//! (`promtool check rules`), every metric it names is one a live sidecar exports, and on a real
+//! Prometheus scraping that sidecar every rule evaluates cleanly and every dashboard query returns
+//! series.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the test
 
