@@ -9,13 +9,15 @@ use std::process::{Child, Command, Stdio};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
 
-/// The labels of the one target, as the Operator would set them for pod 0 of the example.
+/// The labels of a target, as the Operator would set them for the example's pods.
 pub const TARGET_LABELS: &[(&str, &str)] = &[
     ("namespace", "orders"),
-    ("pod", "orders-consumer-0"),
     ("container", "sidecar"),
     ("endpoint", "metrics"),
 ];
+/// The sidecar is scraped as two members (two targets, one per pod name), so a query whose
+/// vector matching only works with one series per metric fails here as it would in production.
+pub const PODS: &[&str] = &["orders-consumer-0", "orders-consumer-1"];
 /// The Operator's job name for the example's PodMonitor.
 pub const JOB: &str = "orders/orders-consumer";
 
@@ -27,7 +29,7 @@ pub struct Prometheus {
 }
 
 impl Prometheus {
-    /// Scrapes `target` every second and evaluates `rule_files` every second.
+    /// Scrapes `target` (as each of [`PODS`]) every second and evaluates `rule_files` every second.
     pub fn start(target: SocketAddr, rule_files: &[PathBuf]) -> Prometheus {
         assert!(
             Path::new(PROMETHEUS).exists(),
@@ -39,6 +41,12 @@ impl Prometheus {
             .iter()
             .map(|(k, v)| format!("          {k}: \"{v}\"\n"))
             .collect();
+        let targets: String = PODS
+            .iter()
+            .map(|pod| {
+                format!("      - targets: ['{target}']\n        labels:\n          pod: \"{pod}\"\n{labels}")
+            })
+            .collect();
         let rules: String = rule_files
             .iter()
             .map(|p| format!("  - \"{}\"\n", p.display()))
@@ -47,7 +55,7 @@ impl Prometheus {
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{rules}scrape_configs:\n  - job_name: \"{JOB}\"\n    static_configs:\n      - targets: ['{target}']\n        labels:\n{labels}"
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{rules}scrape_configs:\n  - job_name: \"{JOB}\"\n    static_configs:\n{targets}"
             ),
         )
         .unwrap();
