@@ -190,6 +190,17 @@ pub fn apply(app: &App, envelope: Envelope) {
                 app.watch_now.notify_one();
             }
         }
+        Event::StaticRejoin { generation, .. } => {
+            // KIP-345: a static member's new process in its old place, no rebalance: stable in
+            // the group's unchanged generation, and not counted.
+            state.pending = None;
+            state.member.generation = generation;
+            state.member.joined = true;
+            state.member.stable = true;
+            m.group_generation.set(i64::from(generation));
+            m.assigned_partitions
+                .set(state.member.assignment.len() as i64);
+        }
         Event::RebalanceFailed {
             error,
             total_seconds,

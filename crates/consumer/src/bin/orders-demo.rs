@@ -25,7 +25,8 @@
 //! handler returns, hence before its offset can be committed: `record TOPIC PARTITION OFFSET
 //! VALUE UNIX_MS` (the last field: when it was processed, wall clock). On stdout, one line per
 //! event: `event NAME key=value ...` (`started`, `rebalance-started`, `revoked`, `assigned`,
-//! `lost`, `rebalance-completed`, `rebalance-failed`, `fenced`, `poll-interval-exceeded`,
+//! `lost`, `rebalance-completed`, `static-rejoin` (a static member back in its place, no
+//! rebalance), `rebalance-failed`, `fenced`, `poll-interval-exceeded`,
 //! `consuming` at the first record processed, `left`, `shutdown`, `telemetry-stopped`, `stopped`).
 //!
 //! SIGTERM/SIGINT: stop fetching, let the running handlers finish, commit, close; a static member
@@ -300,6 +301,12 @@ fn print_event(e: &ConsumerEvent) {
                 generation, total, ..
             } => event(format_args!(
                 "rebalance-completed generation={generation} took_ms={}",
+                total.as_millis()
+            )),
+            GroupEventKind::StaticRejoin {
+                generation, total, ..
+            } => event(format_args!(
+                "static-rejoin generation={generation} took_ms={}",
                 total.as_millis()
             )),
             GroupEventKind::RebalanceFailed { error, .. } => {

@@ -144,6 +144,15 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             total_seconds: total.as_secs_f64(),
             phases: phase_timings(phases),
         },
+        GroupEventKind::StaticRejoin {
+            generation,
+            total,
+            phases,
+        } => Event::StaticRejoin {
+            generation,
+            total_seconds: total.as_secs_f64(),
+            phases: phase_timings(phases),
+        },
         GroupEventKind::RebalanceFailed {
             error,
             code,

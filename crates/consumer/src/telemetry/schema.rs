@@ -203,6 +203,18 @@ pub enum Event {
         /// Phase timings.
         phases: Phases,
     },
+    /// A static member's new process took its previous one's place in a stable group without a
+    /// rebalance (KIP-345): `joined`, `synced` and `partitions_assigned` came before it, no
+    /// `rebalance_started` or `rebalance_completed` surround it, and it is not a rebalance. The
+    /// member is stable in `generation`, the group's unchanged one.
+    StaticRejoin {
+        /// The generation (the group's, unchanged).
+        generation: i32,
+        /// From the start of the join to the assignment handed to the application.
+        total_seconds: f64,
+        /// Phase timings.
+        phases: Phases,
+    },
     /// A rebalance attempt failed.
     RebalanceFailed {
         /// The error.
@@ -328,6 +340,7 @@ impl Event {
             Event::PartitionsAssigned { .. } => "partitions_assigned",
             Event::PartitionsLost { .. } => "partitions_lost",
             Event::RebalanceCompleted { .. } => "rebalance_completed",
+            Event::StaticRejoin { .. } => "static_rejoin",
             Event::RebalanceFailed { .. } => "rebalance_failed",
             Event::Heartbeat { .. } => "heartbeat",
             Event::Commit { .. } => "commit",

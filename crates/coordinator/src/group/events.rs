@@ -113,6 +113,21 @@ pub enum GroupEventKind {
         total: Duration,
         phases: PhaseTimings,
     },
+    /// KIP-345: this process, a static member (`group.instance.id`) joining for the first time,
+    /// took its previous process's place in a Stable group without a rebalance: the coordinator
+    /// answered JoinGroup in the group's current generation and SyncGroup with the assignment the
+    /// instance held. Nothing moved for the other members, so it is not a rebalance: no
+    /// `RebalanceStarted`/`RebalanceCompleted` surround it (`Joined`, `Synced` and
+    /// `PartitionsAssigned` come before it as in a rebalance). The member expects it when, before
+    /// joining, DescribeGroups shows the group Stable with its instance id among the members and
+    /// a protocol it offers (then the coordinator does not rebalance); if the join fails instead,
+    /// the usual `RebalanceStarted` (cause `NewMember`) comes before the `RebalanceFailed`.
+    StaticRejoin {
+        generation: i32,
+        /// From the start (the DescribeGroups) to the assignment handed to the listener.
+        total: Duration,
+        phases: PhaseTimings,
+    },
     /// An attempt failed; the member retries (or stops, per the error table).
     RebalanceFailed {
         error: String,

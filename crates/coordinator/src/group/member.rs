@@ -94,6 +94,9 @@ pub(crate) struct Member<T, L> {
     fenced_retry_at: Option<Instant>,
     group_topics: BTreeSet<String>,
     assigned_counts: Option<BTreeMap<String, i32>>,
+    /// This join is expected to be a static rejoin without a rebalance (KIP-345): its
+    /// `RebalanceStarted` is held back, and its end is reported as `StaticRejoin`.
+    static_rejoin: bool,
 }
 
 impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
@@ -135,6 +138,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             fenced_retry_at: None,
             group_topics: BTreeSet::new(),
             assigned_counts: None,
+            static_rejoin: false,
         }
     }
 
@@ -374,11 +378,15 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let started = Instant::now();
         let mut phases = PhaseTimings::default();
         let protocol = self.strategies.rebalance_protocol();
-        self.events.emit(GroupEventKind::RebalanceStarted {
-            cause,
-            generation: self.generation,
-            protocol,
-        });
+        self.static_rejoin =
+            cause == RebalanceCause::NewMember && self.static_rejoin_expected().await;
+        if !self.static_rejoin {
+            self.events.emit(GroupEventKind::RebalanceStarted {
+                cause,
+                generation: self.generation,
+                protocol,
+            });
+        }
         if protocol == RebalanceProtocol::Eager && !self.owned.is_empty() {
             let parts: Vec<TopicPartition> = self.owned.iter().cloned().collect();
             phases.revoke += self.call_listener(Callback::Revoked(protocol), parts).await;
@@ -409,13 +417,21 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
     }
 
     fn failed(
-        &self,
+        &mut self,
         error: String,
         code: Option<ErrorCode>,
         started: Instant,
         phases: PhaseTimings,
     ) {
         tracing::info!(group = %self.config.group_id, %error, "rebalance attempt failed");
+        if std::mem::take(&mut self.static_rejoin) {
+            // Not the quiet rejoin expected: report the join as what it is.
+            self.events.emit(GroupEventKind::RebalanceStarted {
+                cause: RebalanceCause::NewMember,
+                generation: consumer_protocol::NO_GENERATION,
+                protocol: self.strategies.rebalance_protocol(),
+            });
+        }
         self.events.emit(GroupEventKind::RebalanceFailed {
             error,
             code,
@@ -757,11 +773,19 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         self.call_listener(Callback::Assigned, added).await;
         phases.callbacks += callbacks_started.elapsed();
         self.fenced_attempts = 0;
-        self.events.emit(GroupEventKind::RebalanceCompleted {
-            generation: self.generation,
-            total: started.elapsed(),
-            phases: *phases,
-        });
+        if std::mem::take(&mut self.static_rejoin) {
+            self.events.emit(GroupEventKind::StaticRejoin {
+                generation: self.generation,
+                total: started.elapsed(),
+                phases: *phases,
+            });
+        } else {
+            self.events.emit(GroupEventKind::RebalanceCompleted {
+                generation: self.generation,
+                total: started.elapsed(),
+                phases: *phases,
+            });
+        }
         if follow_up {
             // KIP-429: partitions were revoked, so join again at once to let them be reassigned.
             self.rejoin
@@ -785,6 +809,41 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
     }
 
     /// FENCED_INSTANCE_ID: stop, lose the partitions, tell the app, maybe schedule a retry.
+    /// Whether this first join of a static member will take its previous process's place
+    /// without a rebalance (KIP-345): the coordinator does so when the group is Stable, still
+    /// lists the instance id (its session has not expired) and keeps its protocol. Asked with
+    /// DescribeGroups before joining; any doubt (no answer, another state) means no.
+    async fn static_rejoin_expected(&mut self) -> bool {
+        let Some(instance) = self.config.group_instance_id.clone() else {
+            return false;
+        };
+        if !self.member_id.is_empty() {
+            return false;
+        }
+        let group = self.config.group_id.clone();
+        let transport = self.transport.clone();
+        let call = async move {
+            let name = group.clone();
+            transport
+                .call_coordinator(&group, move |_| DescribeGroupsRequest {
+                    groups: vec![name],
+                    ..Default::default()
+                })
+                .await
+        };
+        let Some(Ok(resp)) = self.serve(call, true).await else {
+            return false;
+        };
+        resp.groups.iter().any(|g| {
+            g.error_code == 0
+                && g.group_state == "Stable"
+                && self.strategies.get(&g.protocol_data).is_some()
+                && g.members
+                    .iter()
+                    .any(|m| m.group_instance_id.as_deref() == Some(instance.as_str()))
+        })
+    }
+
     async fn on_fenced(&mut self) {
         let instance_id = self.config.group_instance_id.clone().unwrap_or_default();
         tracing::error!(group = %self.config.group_id, %instance_id, "FENCED_INSTANCE_ID: another member took this group.instance.id");

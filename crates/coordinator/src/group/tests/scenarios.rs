@@ -358,7 +358,14 @@ async fn fenced_retry_policy_backs_off_and_never_fights_a_live_twin() {
         x.state == MemberState::Stable && x.generation == 5
     })
     .await;
-    let checks = s.fake.times(DESCRIBE);
+    // The twin checks (the DescribeGroups before the first join, the static-rejoin check, is
+    // not one of them).
+    let checks: Vec<_> = s
+        .fake
+        .times(DESCRIBE)
+        .into_iter()
+        .filter(|t| *t >= fenced_at)
+        .collect();
     assert_eq!(checks.len(), 3);
     // Waits: session timeout (6 s, above the 1 s base), then doubling.
     assert_eq!(checks[0] - fenced_at, Duration::from_secs(6));
@@ -423,4 +430,78 @@ async fn a_full_event_channel_never_blocks_the_member() {
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(s.member.dropped_events() > 0);
     assert!(s.fake.count(HEARTBEAT) >= 9);
+}
+
+/// DescribeGroups before a static member's first join: Stable, the instance listed, `protocol`.
+fn stable_with_instance(instance: &str, protocol: &str) -> DescribeGroupsResponse {
+    DescribeGroupsResponse {
+        groups: vec![DescribedGroup {
+            group_id: "g".into(),
+            group_state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol_data: protocol.into(),
+            members: vec![DescribedGroupMember {
+                member_id: "previous-process".into(),
+                group_instance_id: Some(instance.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn rebalance_names(ev: &[GroupEvent]) -> Vec<&'static str> {
+    kinds(ev)
+        .iter()
+        .filter_map(|k| match k {
+            GroupEventKind::RebalanceStarted { .. } => Some("started"),
+            GroupEventKind::Joined { .. } => Some("joined"),
+            GroupEventKind::Synced { .. } => Some("synced"),
+            GroupEventKind::PartitionsAssigned { .. } => Some("assigned"),
+            GroupEventKind::RebalanceCompleted { .. } => Some("completed"),
+            GroupEventKind::StaticRejoin { generation: 7, .. } => Some("static-rejoin"),
+            GroupEventKind::RebalanceFailed { .. } => Some("failed"),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_static_member_back_in_a_stable_group_reports_no_rebalance() {
+    // KIP-345: the group is Stable and still lists the instance: the coordinator hands the
+    // assignment back in the same generation, and the member reports it as a static rejoin.
+    let mut s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+    s.fake
+        .push(stable_with_instance("i-1", "cooperative-sticky"));
+    s.fake
+        .push(join_ok(7, "m-new", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0, 1])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    let ev = drain(&mut s.events);
+    assert_eq!(
+        rebalance_names(&ev),
+        ["joined", "synced", "assigned", "static-rejoin"]
+    );
+
+    // Another state, another instance or a protocol we do not offer: an ordinary join.
+    for describe in [
+        DescribeGroupsResponse::default(),
+        stable_with_instance("i-2", "cooperative-sticky"),
+        stable_with_instance("i-1", "something-else"),
+    ] {
+        let mut s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+        s.fake.push(describe);
+        s.fake
+            .push(join_ok(7, "m-new", "other", "cooperative-sticky"));
+        s.fake.push(sync_ok(&[("t", &[0, 1])]));
+        s.member.subscribe(["t"]).await.unwrap();
+        wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+        let ev = drain(&mut s.events);
+        assert_eq!(
+            rebalance_names(&ev),
+            ["started", "joined", "synced", "assigned", "completed"]
+        );
+    }
 }
