@@ -79,7 +79,7 @@ def panel(kind, title, targets, w=8, h=8, unit=None, description="", steps=None,
 
 
 def ts(title, targets, **kw):
-    kw.setdefault("options", {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+    kw.setdefault("options", {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []},
                               "tooltip": {"mode": "multi", "sort": "desc"}})
     return panel("timeseries", title, targets, **kw)
 
@@ -87,13 +87,18 @@ def ts(title, targets, **kw):
 def stat(title, targets, **kw):
     kw.setdefault("options", {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
                               "colorMode": "value", "graphMode": "none", "textMode": "auto",
-                              "justifyMode": "auto", "orientation": "auto"})
+                              "justifyMode": "auto", "orientation": "auto", **STAT_REQUIRED})
     kw.setdefault("w", 4)
     kw.setdefault("h", 5)
     return panel("stat", title, targets, **kw)
 
 
 rows = []
+# What the stat panel's schema requires besides (Grafana 11 fills these in on import).
+STAT_REQUIRED = {"wideLayout": True, "showPercentChange": False, "percentChangeColorMode": "standard"}
+TIMELINE_OPTIONS = {"showValue": "never", "mergeValues": True, "rowHeight": 0.9, "alignValue": "left",
+                    "tooltip": {"mode": "single", "sort": "none"},
+                    "legend": {"displayMode": "list", "placement": "bottom", "showLegend": False, "calcs": []}}
 
 
 def row(title, collapsed, children_fn):
@@ -129,7 +134,7 @@ def overview():
              description="The group's state as DescribeGroups reports it (Stable, PreparingRebalance, CompletingRebalance, Empty, Dead).",
              options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
                       "colorMode": "none", "graphMode": "none", "textMode": "name",
-                      "justifyMode": "auto", "orientation": "auto"}),
+                      "justifyMode": "auto", "orientation": "auto", **STAT_REQUIRED}),
         stat("Members", [target(f"max(mooring_group_members{{{GROUP}}})", "members")],
              description="Members of the group, from the broker (DescribeGroups)."),
         stat("Generation", [target(f"max(mooring_group_generation{{{GROUP}}})", "generation")],
@@ -172,8 +177,10 @@ def rebalances():
                       format="heatmap")],
               w=12, h=9, unit="s",
               description="Start to stable, from the histogram's buckets (Java: rebalance-latency).",
-              options={"calculate": False, "cellGap": 1, "yAxis": {"unit": "s"},
-                       "color": {"mode": "scheme", "scheme": "Oranges", "steps": 64},
+              options={"calculate": False, "cellGap": 1, "yAxis": {"unit": "s"}, "showValue": "auto",
+                       "color": {"mode": "scheme", "scheme": "Oranges", "steps": 64, "fill": "dark-orange",
+                                 "exponent": 0.5, "reverse": False},
+                       "exemplars": {"color": "rgba(255,0,255,0.7)"},
                        "rowsFrame": {"layout": "auto"}, "tooltip": {"mode": "single", "yHistogram": True},
                        "legend": {"show": True}}),
         ts("Rebalance phases (p95)",
@@ -191,8 +198,7 @@ def rebalances():
               [target(f"max by (alert) (mooring_alert_level{{{MEMBER}}})", "{{alert}}")], w=8,
               mappings=LEVELS, steps=[(None, "green"), (1, "orange"), (2, "red")],
               description="The sidecars' own levels (GET /alerts): 0 ok, 1 warning, 2 critical; the worst member's.",
-              options={"showValue": "never", "mergeValues": True, "rowHeight": 0.9,
-                       "legend": {"displayMode": "list", "placement": "bottom", "showLegend": False}}),
+              options=TIMELINE_OPTIONS),
     ]
 
 
@@ -255,8 +261,7 @@ def health():
                                                        "1": {"text": "up", "color": "green", "index": 1}}}],
               steps=[(None, "red"), (1, "green")],
               description="Prometheus's own up series for each sidecar (MooringSidecarDown after 5 m at 0).",
-              options={"showValue": "never", "mergeValues": True, "rowHeight": 0.9,
-                       "legend": {"displayMode": "list", "placement": "bottom", "showLegend": False}}),
+              options=TIMELINE_OPTIONS),
         ts("Poll loop without progress", [target(f"mooring_poll_stale_seconds{{{MEMBER}}}", "{{pod}}")], w=12, unit="s",
            steps=[(None, "green"), (60, "orange"), (300.001, "red")], custom={"thresholdsStyle": {"mode": "line"}},
            description="Seconds the processing loop made no progress while work waited (0 when idle). Past the critical threshold /healthz fails (MooringPollStall)."),
@@ -298,7 +303,7 @@ def var(name, label, query, multi=True):
         "name": name, "label": label, "type": "query", "datasource": DS,
         "query": {"query": query, "refId": f"{name}-query", "qryType": 1},
         "definition": query, "refresh": 2, "sort": 1, "multi": multi, "includeAll": True,
-        "allValue": ".+", "current": {}, "options": [], "regex": "", "hide": 0,
+        "allValue": ".+", "current": {"text": ["All"], "value": ["$__all"]}, "options": [], "regex": "", "hide": 0,
     }
 
 
@@ -329,7 +334,7 @@ dashboard = {
     ]},
     "templating": {"list": [
         {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
-         "current": {}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1, "regex": ""},
+         "current": {"text": "default", "value": "default"}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1, "regex": ""},
         var("namespace", "Namespace", "label_values(mooring_group_generation, namespace)"),
         var("group", "Group (scrape job)",
             'label_values(mooring_group_generation{namespace=~"$namespace"}, job)'),

@@ -3,6 +3,7 @@ module github.com/mooring/mooring/deploy/validate
 go 1.26.0
 
 require (
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -1,6 +1,6 @@
 // Command validate renders kustomizations and checks every object they produce, offline.
 //
-//	go run . DIR [DIR...]
+//	go run . DIR|DASHBOARD.json [...]
 //
 // For each DIR (a kustomization: a base, an overlay) it renders the objects with kustomize's own
 // Go API (sigs.k8s.io/kustomize/api/krusty, on the disk file system, no plugins, no network) and
@@ -10,7 +10,9 @@
 // wrong type is an error, and so is a kind this program has no type for. Then it checks what
 // the schema cannot see: selectors match the pod labels they are meant to select, named ports
 // exist, referenced ConfigMaps and Services are part of the output, and the Mooring rules for the
-// consumer's StatefulSet (see deploy/README.md). One line per object; exit status 1 on any error.
+// consumer's StatefulSet (see deploy/README.md). An argument ending in .json is a Grafana
+// dashboard, decoded strictly into Grafana's schema types (dashboard.go). One line per object;
+// exit status 1 on any error.
 package main
 
 import (
@@ -298,12 +300,16 @@ func Validate(dir string, w io.Writer) []error {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: validate KUSTOMIZATION_DIR [...]")
+		fmt.Fprintln(os.Stderr, "usage: validate KUSTOMIZATION_DIR|DASHBOARD.json [...]")
 		os.Exit(2)
 	}
 	failed := 0
 	for _, dir := range os.Args[1:] {
-		for _, e := range Validate(dir, os.Stdout) {
+		validate := Validate
+		if strings.HasSuffix(dir, ".json") {
+			validate = ValidateDashboard
+		}
+		for _, e := range validate(dir, os.Stdout) {
 			fmt.Fprintf(os.Stdout, "FAIL %s: %v\n", dir, e)
 			failed++
 		}

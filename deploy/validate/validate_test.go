@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,5 +78,31 @@ func TestSidecarVariants(t *testing.T) {
 	}
 	if rp := plain.Containers[1].RestartPolicy; rp != nil {
 		t.Errorf("plain: the sidecar container keeps restartPolicy %v", *rp)
+	}
+}
+
+// The Grafana dashboards decode strictly into Grafana's schema types.
+func TestDashboardsPass(t *testing.T) {
+	files, err := filepath.Glob("../../dashboards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards found: %v", err)
+	}
+	for _, f := range files {
+		if errs := ValidateDashboard(f, io.Discard); len(errs) > 0 {
+			t.Errorf("%s: %v", f, errs)
+		}
+	}
+}
+
+// A misspelt field of a panel's Prometheus target fails, naming the field.
+func TestBrokenDashboardFails(t *testing.T) {
+	errs := ValidateDashboard("testdata/dashboard-misspelt/dashboard.json", io.Discard)
+	want := "unexpected field 'legendFormatt'"
+	var all []string
+	for _, e := range errs {
+		all = append(all, e.Error())
+	}
+	if joined := strings.Join(all, "\n"); !strings.Contains(joined, want) {
+		t.Errorf("errors\n%s\ndo not contain %q", joined, want)
 	}
 }
