@@ -358,3 +358,65 @@ pub fn classify(
     };
     (cause, joined, left)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> BTreeSet<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn watched(stalled: Duration) -> MemberWatch {
+        let now = Instant::now();
+        MemberWatch {
+            partitions: Vec::new(),
+            committed: BTreeMap::new(),
+            last_seen: now + stalled,
+            last_progress: now,
+            gone: None,
+        }
+    }
+
+    #[test]
+    fn a_member_that_stopped_working_before_it_left_timed_out() {
+        let mut watch = BTreeMap::new();
+        watch.insert("dead".to_string(), watched(Duration::from_secs(3)));
+        let (cause, joined, left) = classify(
+            &ids(&["me", "dead"]),
+            &ids(&["me"]),
+            &watch,
+            Duration::from_millis(1500),
+        );
+        assert_eq!(cause, Some(Cause::SessionTimeout));
+        assert!(joined.is_empty());
+        assert_eq!(left.len(), 1);
+        assert!((left[0].stalled_seconds - 3.0).abs() < 0.01);
+        // The same departure after a short stall is a clean leave.
+        let (cause, ..) = classify(
+            &ids(&["me", "dead"]),
+            &ids(&["me"]),
+            &watch,
+            Duration::from_secs(10),
+        );
+        assert_eq!(cause, Some(Cause::MemberLeft));
+    }
+
+    #[test]
+    fn joins_leaves_and_no_change() {
+        let watch = BTreeMap::new();
+        let stall = Duration::from_secs(10);
+        let (cause, joined, _) = classify(&ids(&["me"]), &ids(&["me", "new"]), &watch, stall);
+        assert_eq!(
+            (cause, joined),
+            (Some(Cause::MemberJoined), vec!["new".to_string()])
+        );
+        // Never seen with partitions: no evidence of a stall.
+        let (cause, ..) = classify(&ids(&["me", "old"]), &ids(&["me"]), &watch, stall);
+        assert_eq!(cause, Some(Cause::MemberLeft));
+        let (cause, ..) = classify(&ids(&["me", "old"]), &ids(&["me", "new"]), &watch, stall);
+        assert_eq!(cause, Some(Cause::MemberLeft));
+        let (cause, ..) = classify(&ids(&["me"]), &ids(&["me"]), &watch, stall);
+        assert_eq!(cause, None);
+    }
+}

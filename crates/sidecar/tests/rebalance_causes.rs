@@ -1,8 +1,9 @@
-//! Rebalance causes on the shared real broker, as a survivor's sidecar names them: a librdkafka
-//! peer (a separate process) joins, is SIGKILLed and expires after its session timeout
-//! (`session_timeout`: it stayed listed in DescribeGroups while its commits stood still and
-//! records waited), then our member's handler outlives `max.poll.interval.ms`
-//! (`poll_interval_exceeded`). `/metrics` must count exactly those rebalances by cause with one
+//! Rebalance causes on the shared real broker under a steady stream, as a survivor's sidecar
+//! names them: a librdkafka peer (a separate process) joins; a second member of ours joins and
+//! leaves cleanly (`member_left`: it kept up until it left); the peer is SIGKILLed and expires
+//! after its session timeout (`session_timeout`: it stayed listed in DescribeGroups while its
+//! commits stood still and records waited); then our member's handler outlives
+//! `max.poll.interval.ms` (`poll_interval_exceeded`). `/metrics` must count exactly those rebalances by cause with one
 //! histogram sample each, `/debug/rebalances` must list them in order with phase timings and
 //! the broker's view of who joined and left, and `/readyz` must be 503 during each and 200 after.
 
@@ -111,18 +112,73 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     .await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
 
-    // 2. SIGKILL: no LeaveGroup; the coordinator expires the session (3 s) and rebalances.
+    // 2. A third member (ours) joins and leaves cleanly under the same load: it kept up, so
+    //    its departure is `member_left`, not a timeout.
+    let b = consumer(
+        &cluster,
+        &group,
+        &topic,
+        &[("auto.commit.interval.ms", "200")],
+    );
+    let run_b = run(&b, |_r: ConsumerRecord| async {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        Ok::<(), String>(())
+    });
+    eventually(
+        "the third member's join is counted",
+        Duration::from_secs(30),
+        || async {
+            rebalances(addr, "member_joined").await == 3.0 && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    let sampler = ReadySampler::start(addr);
+    let left = Instant::now();
+    stop(&b, run_b).await;
+    eventually(
+        "the clean leave is counted",
+        Duration::from_secs(30),
+        || async {
+            let (_, text) = get(addr, "/metrics").await;
+            total_rebalances(&text) == 4.0 && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    assert_eq!(
+        rebalances(addr, "member_left").await,
+        1.0,
+        "{:#}",
+        get_json(addr, "/debug/rebalances").await
+    );
+    let (not_ready, last, span) = sampler.finish().await;
+    assert!(not_ready > 0, "/readyz was never 503 during the leave");
+    assert_eq!(last, 200);
+    eprintln!(
+        "clean leave: counted {:?} after the stop began; not ready for {span:?}",
+        left.elapsed()
+    );
+
+    // 3. SIGKILL: no LeaveGroup; the coordinator expires the session (3 s) and rebalances.
     let sampler = ReadySampler::start(addr);
     let killed = Instant::now();
     peer.kill();
     eventually(
-        "the session-timeout rebalance is counted",
+        "the rebalance after the kill is counted",
         Duration::from_secs(30),
         || async {
-            rebalances(addr, "session_timeout").await == 1.0 && get(addr, "/readyz").await.0 == 200
+            let (_, text) = get(addr, "/metrics").await;
+            total_rebalances(&text) == 5.0 && get(addr, "/readyz").await.0 == 200
         },
     )
     .await;
+    assert_eq!(
+        rebalances(addr, "session_timeout").await,
+        1.0,
+        "{:#}\n{:#}",
+        get_json(addr, "/debug/rebalances").await,
+        get_json(addr, "/debug/group").await
+    );
     let kill_took = killed.elapsed();
     let (not_ready, last, span) = sampler.finish().await;
     assert!(
@@ -135,9 +191,9 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         "the coordinator waits for the session timeout: {kill_took:?}"
     );
     eprintln!("sigkill: counted {kill_took:?} after the kill; not ready for {span:?}");
-    assert_eq!(rebalances(addr, "member_left").await, 0.0);
+    assert_eq!(rebalances(addr, "member_left").await, 1.0);
 
-    // 3. Our own handler outlives max.poll.interval.ms (2.5 s): the member rejoins.
+    // 4. Our own handler outlives max.poll.interval.ms (2.5 s): the member rejoins.
     let sampler = ReadySampler::start(addr);
     let slowed = Instant::now();
     slow.store(true, Ordering::SeqCst);
@@ -159,26 +215,26 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     assert_eq!(last, 200);
     eprintln!("poll interval: counted {poll_took:?} after the slow record; not ready for {span:?}");
 
-    // Exactly those four, one histogram sample each.
+    // Exactly those six, one histogram sample each.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (_, text) = get(addr, "/metrics").await;
     assert_eq!(
         total_rebalances(&text),
-        4.0,
-        "exactly four rebalances:\n{text}"
+        6.0,
+        "exactly six rebalances:\n{text}"
     );
     assert_eq!(metric(&text, "mooring_rebalances_failed_total"), Some(0.0));
     assert_eq!(
         metric(&text, "mooring_rebalance_duration_seconds_count"),
-        Some(4.0)
+        Some(6.0)
     );
     assert_eq!(
         metric(&text, "mooring_partitions_assigned_duration_seconds_count"),
-        Some(4.0)
+        Some(6.0)
     );
     assert_eq!(
         metric(&text, "mooring_join_duration_seconds_count"),
-        Some(4.0)
+        Some(6.0)
     );
     assert!(metric(&text, "mooring_handler_duration_seconds_count").unwrap() > 10.0);
 
@@ -190,6 +246,8 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         [
             "member_joined",
             "member_joined",
+            "member_joined",
+            "member_left",
             "session_timeout",
             "poll_interval_exceeded"
         ],
@@ -199,13 +257,29 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         .iter()
         .map(|x| x["cause_basis"].as_str().unwrap())
         .collect();
-    assert_eq!(bases, ["member", "broker_view", "broker_view", "member"]);
     assert_eq!(
-        list[1]["members_joined"].as_array().unwrap().len(),
-        1,
-        "{r:#}"
+        bases,
+        [
+            "member",
+            "broker_view",
+            "broker_view",
+            "broker_view",
+            "broker_view",
+            "member"
+        ]
     );
-    let departed = &list[2]["members_left"][0];
+    for joined in [1, 2] {
+        assert_eq!(
+            list[joined]["members_joined"].as_array().unwrap().len(),
+            1,
+            "{r:#}"
+        );
+    }
+    let clean = &list[3]["members_left"][0];
+    eprintln!("the member that left cleanly as the watch saw it: {clean}");
+    assert!(clean["stalled_seconds"].as_f64().unwrap() < 1.5, "{clean}");
+    let departed = &list[4]["members_left"][0];
+    eprintln!("the killed peer as the watch saw it: {departed}");
     assert!(
         departed["stalled_seconds"].as_f64().unwrap() >= 1.5,
         "the dead peer's commits stood still: {departed}"
@@ -234,9 +308,9 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     }
     // The poll-interval rebalance waited for the slow handler in its revoke.
     assert!(
-        list[3]["total_seconds"].as_f64().unwrap() >= 2.0,
+        list[5]["total_seconds"].as_f64().unwrap() >= 2.0,
         "{:#}",
-        list[3]
+        list[5]
     );
 
     stop(&a, run_a).await;

@@ -111,11 +111,15 @@ impl ReadySampler {
         let flag = Arc::clone(&stop);
         let task = tokio::spawn(async move {
             let mut seen = Vec::new();
-            while !flag.load(Ordering::Relaxed) {
+            loop {
+                let stopping = flag.load(Ordering::Relaxed);
+                // The last sample is taken after the stop was asked: it is "after".
                 seen.push((Instant::now(), get(addr, "/readyz").await.0));
+                if stopping {
+                    return seen;
+                }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            seen
         });
         ReadySampler { stop, task }
     }
@@ -185,7 +189,9 @@ impl Drop for Proc {
 }
 
 /// Kafka's ProducerPerformance sending `rate` records a second for `seconds` (100-byte
-/// records, acks=1) in the background; killed on drop.
+/// records, acks=1, round robin over the partitions so every partition gets records all along:
+/// the default partitioner sticks to one partition for a batch.size worth of records) in the
+/// background; killed on drop.
 pub fn background_producer(cluster: &Cluster, topic: &str, rate: u32, seconds: u32) -> Proc {
     let mut command = Command::new(mooring_testkit::kafka_script());
     command
@@ -195,7 +201,11 @@ pub fn background_producer(cluster: &Cluster, topic: &str, rate: u32, seconds: u
         .args(["--record-size", "100", "--throughput", &rate.to_string()])
         .arg("--producer-props")
         .arg(format!("bootstrap.servers={}", cluster.bootstrap()))
-        .args(["acks=1", "linger.ms=5"]);
+        .args([
+            "acks=1",
+            "linger.ms=5",
+            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
+        ]);
     Proc::spawn(command)
 }
 
