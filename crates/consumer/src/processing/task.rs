@@ -45,24 +45,35 @@ impl<H: Handler> Drop for CompletionGuard<H> {
     }
 }
 
-/// Runs the handler for `start.record` under the failure policy, then reports the outcome; all
-/// of it inside the record's process span (disabled, and free, without a subscriber).
+/// Runs the handler for `start.record` under the failure policy, then reports the outcome. The
+/// attempts run inside the record's process span (disabled, and free, without a subscriber),
+/// which ends before the outcome is reported: whoever waits for the record to finish (a drain,
+/// a shutdown, then the exporter's flush) finds its span ended too.
 pub(crate) async fn run<H: Handler>(shared: Arc<Shared<H>>, start: Start) {
-    let span = spans::process_span(&start.record, shared.trace());
-    attempts(shared, start, span.clone()).instrument(span).await
-}
-
-async fn attempts<H: Handler>(shared: Arc<Shared<H>>, start: Start, span: tracing::Span) {
-    let policy = shared.policy();
     let mut guard = CompletionGuard {
         shared: Arc::clone(&shared),
         task: start.task,
         attempts: 0,
         done: false,
     };
+    let span = spans::process_span(&start.record, shared.trace());
+    let outcome = attempts(&shared, start, &mut guard, &span)
+        .instrument(span.clone())
+        .await;
+    drop(span);
+    guard.finish(outcome);
+}
+
+async fn attempts<H: Handler>(
+    shared: &Shared<H>,
+    start: Start,
+    guard: &mut CompletionGuard<H>,
+    span: &tracing::Span,
+) -> Outcome {
+    let policy = shared.policy();
     let mut record = Some(start.record);
     let mut retry = 0u32;
-    let outcome = loop {
+    loop {
         let last_attempt = retry >= policy.max_retries;
         // Clone only while a retry may still need the record.
         let input = if last_attempt {
@@ -71,13 +82,13 @@ async fn attempts<H: Handler>(shared: Arc<Shared<H>>, start: Start, span: tracin
             record.clone()
         };
         let Some(input) = input else {
-            break Outcome::Cancelled;
+            return Outcome::Cancelled;
         };
         guard.attempts = retry + 1;
         match shared.handler().handle(input).await {
             Ok(()) => {
-                spans::record_outcome(&span, retry + 1, None);
-                break Outcome::Succeeded;
+                spans::record_outcome(span, retry + 1, None);
+                return Outcome::Succeeded;
             }
             Err(e) => {
                 let error: HandlerError = Arc::from(e.into());
@@ -89,13 +100,12 @@ async fn attempts<H: Handler>(shared: Arc<Shared<H>>, start: Start, span: tracin
                     continue;
                 }
                 let attempts = retry + 1;
-                spans::record_outcome(&span, attempts, Some(&error));
-                break match policy.then {
+                spans::record_outcome(span, attempts, Some(&error));
+                return match policy.then {
                     OnFailure::Skip => Outcome::Skipped { error, attempts },
                     OnFailure::Stop => Outcome::Failed { error, attempts },
                 };
             }
         }
-    };
-    guard.finish(outcome);
+    }
 }
