@@ -139,9 +139,10 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
         members,
         observed_ms: unix_ms(),
     });
-    state.lag.clear();
-    app.metrics.partition_lag_records.reset();
-    app.metrics.partition_lag_seconds.reset();
+    // Series are updated in place and only those of partitions no longer watched are removed:
+    // a reset first would let a concurrent scrape see some of the series missing (seen by
+    // sidecar-bench: 370 of 1,000 in one scrape), which Prometheus takes for stale series.
+    let previous = std::mem::take(&mut state.lag);
     for tp in &partitions {
         let key = Partition {
             topic: tp.topic.clone(),
@@ -182,6 +183,18 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
                 lag_seconds,
             },
         );
+    }
+    for gone in previous.keys().filter(|p| !state.lag.contains_key(*p)) {
+        let part = gone.partition.to_string();
+        let labels = [gone.topic.as_str(), part.as_str()];
+        let _ = app
+            .metrics
+            .partition_lag_records
+            .remove_label_values(&labels);
+        let _ = app
+            .metrics
+            .partition_lag_seconds
+            .remove_label_values(&labels);
     }
     let keep: BTreeSet<Partition> = state.lag.keys().cloned().collect();
     state.samples.retain(|k, _| keep.contains(k));
