@@ -14,7 +14,8 @@
 //! that sidecar ingest endpoint, as a service with the sidecar would; without it the consumer's
 //! event stream is not taken. `scripts/bench-sidecar` interleaves runs without the exporter, with
 //! it against a live `mooring-sidecar`, and with it against a port where nothing listens, and
-//! prints the ratios. The JSON line's `telemetry` is then `{sent, failures, dropped}`: events
+//! prints the ratios. `cpu_secs` is the whole process's user + system CPU time at the end
+//! (`/proc/self/stat`; null elsewhere than Linux). The JSON line's `telemetry` is then `{sent, failures, dropped}`: events
 //! the sidecar accepted and failed POSTs by the end of the timed part, events lost in all (after
 //! the exporter's last flush); `null` without the exporter.
 
@@ -176,7 +177,18 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "records_per_sec": target as f64 / consume,
             "mib_per_sec": bytes as f64 / 1048576.0 / consume,
             "telemetry": telemetry,
+            "cpu_secs": process_cpu_secs(),
         })
     );
     Ok(())
+}
+
+/// User + system CPU seconds of this process so far (Linux `/proc/self/stat`, USER_HZ = 100).
+fn process_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) as f64 / 100.0)
 }

@@ -334,7 +334,16 @@ impl Conn {
 
     /// One request; the body of a 2xx answer, or an error naming the status.
     async fn request(&mut self, method: &str, path: &str, body: &[u8]) -> Result<Vec<u8>, Error> {
-        let result = self.try_request(method, path, body).await;
+        let result = self.try_request(method, path, body, false).await;
+        if result.is_err() {
+            self.stream = None;
+        }
+        result
+    }
+
+    /// A GET whatever its status (for the `/healthz` peer: only its latency matters).
+    async fn get_any(&mut self, path: &str) -> Result<Vec<u8>, Error> {
+        let result = self.try_request("GET", path, &[], true).await;
         if result.is_err() {
             self.stream = None;
         }
@@ -346,6 +355,7 @@ impl Conn {
         method: &str,
         path: &str,
         body: &[u8],
+        any_status: bool,
     ) -> Result<Vec<u8>, Error> {
         if self.stream.is_none() {
             let s = TcpStream::connect(self.addr).await?;
@@ -393,7 +403,7 @@ impl Conn {
         let length = length.ok_or("no Content-Length in the answer")?;
         let mut out = vec![0; length];
         stream.read_exact(&mut out).await?;
-        if !(200..300).contains(&status) {
+        if !any_status && !(200..300).contains(&status) {
             return Err(format!(
                 "{method} {path}: HTTP {status}: {}",
                 String::from_utf8_lossy(&out)
@@ -776,6 +786,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
     let sched_before = schedstat(&pid.to_string());
     let scrape_started = Instant::now();
     let mut latencies = Vec::with_capacity(args.scrapes);
+    let mut peer = Vec::with_capacity(args.scrapes);
     let mut first = ScrapeShape::default();
     let mut fewest_lag = usize::MAX;
     let mut partial = 0usize;
@@ -791,6 +802,10 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         if watched.is_some() && (s.lag_records < n as usize || s.lag_seconds < n as usize) {
             partial += 1;
         }
+        // The peer: the same connection, the same moment, a route that renders nothing.
+        let t0 = Instant::now();
+        scrape.get_any("/healthz").await?;
+        peer.push(t0.elapsed().as_secs_f64() * 1000.0);
         tokio::time::sleep(Duration::from_millis(args.scrape_gap_ms)).await;
     }
     let scrape_secs = scrape_started.elapsed().as_secs_f64();
@@ -812,6 +827,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
     sidecar.stop();
 
     let lat = sorted(latencies);
+    let peer = sorted(peer);
     let posts = sorted(std::mem::take(
         &mut *post_latency.lock().unwrap_or_else(PoisonError::into_inner),
     ));
@@ -837,6 +853,15 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         first.lag_records,
         first.lag_seconds,
         first.assigned.map_or("absent".into(), |a| a.to_string())
+    );
+    println!(
+        "  peer: GET /healthz on the same connection right after each scrape: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms; /metrics / /healthz: p50 {:.2}x, p99 {:.2}x",
+        pct(&peer, 50.0),
+        pct(&peer, 90.0),
+        pct(&peer, 99.0),
+        pct(&peer, 100.0),
+        pct(&lat, 50.0) / pct(&peer, 50.0),
+        pct(&lat, 99.0) / pct(&peer, 99.0)
     );
     if watched.is_some() {
         println!(
@@ -1015,6 +1040,8 @@ struct RunResult {
     round: usize,
     run: Run,
     records_per_sec: f64,
+    /// consume-bench's own CPU seconds for the whole run (NaN when it did not say).
+    cpu_secs: f64,
 }
 
 async fn throughput(args: ThroughputArgs) -> Result<bool, Error> {
@@ -1087,6 +1114,29 @@ async fn throughput(args: ThroughputArgs) -> Result<bool, Error> {
             median(&pairs),
             1.0 - tolerance,
             verdict(pass)
+        );
+    }
+    let cpu_of = |run: Run| -> Vec<f64> {
+        results
+            .iter()
+            .filter(|r| r.run == run && r.cpu_secs.is_finite())
+            .map(|r| r.cpu_secs)
+            .collect()
+    };
+    let cpu_off = median(&cpu_of(Run::Off));
+    for run in Run::ALL {
+        let v = sorted(cpu_of(run));
+        println!(
+            "consumer CPU seconds per run, {}: median {:.2} (min {:.2}, max {:.2}){}",
+            run.name(),
+            median(&v),
+            pct(&v, 0.0),
+            pct(&v, 100.0),
+            if run == Run::Off {
+                String::new()
+            } else {
+                format!("; {:.3}x off", median(&v) / cpu_off)
+            }
         );
     }
     println!(
@@ -1166,6 +1216,10 @@ async fn one_run(args: &ThroughputArgs, round: usize, run: Run) -> Result<RunRes
         .get("records_per_sec")
         .and_then(serde_json::Value::as_f64)
         .ok_or("no records_per_sec in consume-bench's output")?;
+    let consumer_cpu = json
+        .get("cpu_secs")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(f64::NAN);
     let telemetry = json.get("telemetry").cloned().unwrap_or_default();
     let mut extra = String::new();
     if !telemetry.is_null() {
@@ -1195,12 +1249,13 @@ async fn one_run(args: &ThroughputArgs, round: usize, run: Run) -> Result<RunRes
         }
     }
     println!(
-        "  round {round} {:<6} {rps:>10.0} records/s (run {wall:.1} s){extra}",
+        "  round {round} {:<6} {rps:>10.0} records/s, consumer CPU {consumer_cpu:.2} s (run {wall:.1} s){extra}",
         run.name()
     );
     Ok(RunResult {
         round,
         run,
         records_per_sec: rps,
+        cpu_secs: consumer_cpu,
     })
 }
