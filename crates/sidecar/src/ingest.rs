@@ -71,7 +71,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                 assignment_before,
                 revoked: Vec::new(),
                 assigned: Vec::new(),
-                lost: Vec::new(),
+                lost: std::mem::take(&mut state.lost_before_start),
             });
         }
         Event::PartitionsRevoked {
@@ -125,8 +125,10 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.assignment.retain(|p| !partitions.contains(p));
             m.assigned_partitions
                 .set(state.member.assignment.len() as i64);
-            if let Some(p) = state.pending.as_mut() {
-                p.lost.extend(partitions);
+            match state.pending.as_mut() {
+                Some(p) => p.lost.extend(partitions),
+                // The member lost them before its rejoin began (an expired session).
+                None => state.lost_before_start.extend(partitions),
             }
         }
         Event::RebalanceCompleted {

@@ -235,6 +235,9 @@ pub struct State {
     pub member_watch: BTreeMap<String, MemberWatch>,
     /// Completed rebalances waiting for the broker's view, oldest first.
     pub unclassified: VecDeque<Unclassified>,
+    /// Partitions lost outside a rebalance (an expired member loses everything, then rejoins):
+    /// they go to the next one.
+    pub lost_before_start: Vec<Partition>,
 }
 
 impl State {
@@ -267,6 +270,7 @@ impl State {
             last_stable_members: None,
             member_watch: BTreeMap::new(),
             unclassified: VecDeque::new(),
+            lost_before_start: Vec::new(),
         }
     }
 

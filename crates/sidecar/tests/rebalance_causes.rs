@@ -13,7 +13,7 @@ mod common;
 mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{get, get_json, metric, sidecar};
@@ -21,8 +21,8 @@ use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{ConsumerRebalanceListener, TopicPartition};
 use mooring_testkit::{unique, Cluster};
 use support::{
-    background_producer, consumer, eventually, exporter, librdkafka_peer, rebalances, run, stop,
-    total_rebalances, ReadySampler,
+    background_producer, consumer, consumer_on_own_runtime, eventually, exporter, librdkafka_peer,
+    rebalances, run, stop, total_rebalances, ReadySampler,
 };
 
 /// An application listener with real work in it (say, warming a cache): every rebalance lasts
@@ -318,4 +318,102 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     s.shutdown().await;
     cluster.delete_topic(&topic);
     eprintln!("test took {:?}", test_started.elapsed());
+}
+
+/// The member's own session expiry: its runtime is blocked (heartbeats stop) for longer than
+/// `session.timeout.ms`; when it runs again, the coordinator answers UNKNOWN_MEMBER_ID, the
+/// member loses its partitions and rejoins. The member itself reports `session_timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[allow(clippy::await_holding_lock)] // the test holds the lock the consumer's handler waits on
+async fn the_members_own_session_expiry_is_a_session_timeout() {
+    let cluster = Cluster::shared();
+    let topic = unique("sidecar-own-expiry");
+    let group = unique("sidecar-own-expiry-g");
+    cluster.create_topic(&topic, 2);
+    let s = sidecar(&format!(
+        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 250\n",
+        cluster.bootstrap()
+    ))
+    .await;
+    let addr = s.addr;
+    let props: Vec<(String, String)> = [
+        ("bootstrap.servers", cluster.bootstrap()),
+        ("group.id", group.as_str()),
+        ("session.timeout.ms", "1500"),
+        ("heartbeat.interval.ms", "300"),
+        ("auto.offset.reset", "earliest"),
+        ("fetch.max.wait.ms", "200"),
+        ("mooring.shutdown.timeout.ms", "5000"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let gate = Arc::new(Mutex::new(()));
+    let block = Arc::new(AtomicBool::new(false));
+    let (c, thread) = consumer_on_own_runtime(props, &topic, Arc::clone(&gate), Arc::clone(&block));
+    let export = exporter(&c, addr);
+    eventually("ready", Duration::from_secs(30), || async {
+        get(addr, "/readyz").await.0 == 200
+    })
+    .await;
+
+    let held = gate.lock().unwrap();
+    block.store(true, Ordering::SeqCst);
+    let producer = {
+        let cluster = Cluster::shared();
+        let topic = topic.clone();
+        std::thread::spawn(move || cluster.produce_perf(&topic, 3, 10))
+    };
+    eventually("the runtime blocks", Duration::from_secs(20), || async {
+        !block.load(Ordering::SeqCst)
+    })
+    .await;
+    // Three session timeouts without a heartbeat: the coordinator expires the member.
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    assert_eq!(rebalances(addr, "session_timeout").await, 0.0);
+    let sampler = ReadySampler::start(addr);
+    let released = Instant::now();
+    drop(held);
+    eventually(
+        "the expiry rebalance is counted",
+        Duration::from_secs(30),
+        || async {
+            rebalances(addr, "session_timeout").await == 1.0 && get(addr, "/readyz").await.0 == 200
+        },
+    )
+    .await;
+    let took = released.elapsed();
+    let (not_ready, last, span) = sampler.finish().await;
+    assert!(
+        not_ready > 0,
+        "/readyz was never 503 while the member rejoined"
+    );
+    assert_eq!(last, 200);
+    producer.join().unwrap();
+
+    let (_, text) = get(addr, "/metrics").await;
+    assert_eq!(total_rebalances(&text), 2.0, "{text}");
+    assert_eq!(
+        metric(&text, "mooring_partitions_lost_duration_seconds_count"),
+        Some(1.0),
+        "the expired member lost its partitions (no commit possible)"
+    );
+    let r = get_json(addr, "/debug/rebalances").await;
+    let last_rebalance = r["rebalances"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last_rebalance["cause"], "session_timeout", "{r:#}");
+    assert_eq!(last_rebalance["cause_basis"], "member", "{r:#}");
+    assert_eq!(last_rebalance["lost"].as_array().unwrap().len(), 2, "{r:#}");
+    eprintln!(
+        "own expiry: counted {took:?} after the runtime ran again; not ready for {span:?}; rebalance took {:.3} s",
+        last_rebalance["total_seconds"].as_f64().unwrap()
+    );
+
+    c.shutdown_handle().shutdown();
+    let result = tokio::task::spawn_blocking(move || thread.join().unwrap())
+        .await
+        .unwrap();
+    result.expect("clean run");
+    export.shutdown().await;
+    s.shutdown().await;
+    cluster.delete_topic(&topic);
 }

@@ -225,3 +225,37 @@ pub fn librdkafka_peer(cluster: &Cluster, group: &str, topic: &str, session_ms: 
         .arg(session_ms.to_string());
     Proc::spawn(command)
 }
+
+/// Our consumer on its own single-threaded runtime (a thread of its own), whose handler blocks
+/// that thread on `gate` when `block` is set (once): the whole runtime stops (fetch loop,
+/// heartbeats) while an exporter on the caller's runtime still sends snapshots. Returns the
+/// consumer and the thread that returns `run`'s result.
+pub fn consumer_on_own_runtime(
+    props: Vec<(String, String)>,
+    topic: &str,
+    gate: Arc<Mutex<()>>,
+    block: Arc<AtomicBool>,
+) -> (Consumer, std::thread::JoinHandle<Result<(), ConsumerError>>) {
+    let (tx, rx) = std::sync::mpsc::channel::<Consumer>();
+    let topic = topic.to_string();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let c = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
+            c.subscribe([topic]).unwrap();
+            tx.send(c.clone()).unwrap();
+            c.run(move |_r: mooring_consumer::processing::ConsumerRecord| {
+                if block.swap(false, Ordering::SeqCst) {
+                    // A blocking lock in async code: the runtime's only thread waits here.
+                    let _held = gate.lock().unwrap();
+                }
+                async { Ok::<(), String>(()) }
+            })
+            .await
+        })
+    });
+    (rx.recv().unwrap(), thread)
+}
