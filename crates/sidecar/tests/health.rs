@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 
 use common::{get, get_json, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
-use mooring_consumer::Consumer;
 use mooring_testkit::{unique, Cluster};
-use support::{consumer, eventually, exporter, run, stop};
+use support::{consumer, consumer_on_own_runtime, eventually, exporter, run, stop};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_long_handler_stays_live() {
@@ -102,41 +101,20 @@ async fn a_stuck_consumer_runtime_fails_liveness() {
     // consumer's runtime is blocked.
     let gate = Arc::new(Mutex::new(()));
     let block = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = std::sync::mpsc::channel::<Consumer>();
-    let bootstrap = cluster.bootstrap().to_string();
-    let (g2, t2) = (group.clone(), topic.clone());
-    let (gate2, block2) = (Arc::clone(&gate), Arc::clone(&block));
-    let consumer_thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let props = [
-                ("bootstrap.servers", bootstrap.as_str()),
-                ("group.id", g2.as_str()),
-                ("session.timeout.ms", "15000"),
-                ("heartbeat.interval.ms", "500"),
-                ("auto.offset.reset", "earliest"),
-                ("fetch.max.wait.ms", "200"),
-                ("mooring.shutdown.timeout.ms", "5000"),
-            ];
-            let c =
-                Consumer::new(mooring_consumer::ConsumerConfig::from_properties(props).unwrap())
-                    .unwrap();
-            c.subscribe([t2]).unwrap();
-            tx.send(c.clone()).unwrap();
-            c.run(move |_r: ConsumerRecord| {
-                if block2.swap(false, Ordering::SeqCst) {
-                    // A blocking lock in async code: the runtime's only thread waits here.
-                    let _held = gate2.lock().unwrap();
-                }
-                async { Ok::<(), String>(()) }
-            })
-            .await
-        })
-    });
-    let c = rx.recv().unwrap();
+    let props: Vec<(String, String)> = [
+        ("bootstrap.servers", cluster.bootstrap()),
+        ("group.id", group.as_str()),
+        ("session.timeout.ms", "15000"),
+        ("heartbeat.interval.ms", "500"),
+        ("auto.offset.reset", "earliest"),
+        ("fetch.max.wait.ms", "200"),
+        ("mooring.shutdown.timeout.ms", "5000"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let (c, consumer_thread) =
+        consumer_on_own_runtime(props, &topic, Arc::clone(&gate), Arc::clone(&block));
     let export = exporter(&c, addr);
     eventually("ready", Duration::from_secs(30), || async {
         get(addr, "/readyz").await.0 == 200
