@@ -131,3 +131,129 @@ pub(crate) fn commit_outcome(span: &Span, error: Option<&dyn std::fmt::Display>)
 fn int(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mooring_wire::records::{Header, Record};
+    use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider as _};
+    use opentelemetry::Value;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// Runs `f` under a thread-local subscriber with the OpenTelemetry layer; returns the spans.
+    fn traced(f: impl FnOnce()) -> Vec<SpanData> {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), f);
+        exporter.get_finished_spans().expect("spans")
+    }
+
+    fn attr<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+        span.attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| &kv.value)
+    }
+
+    fn record(headers: Vec<Header>) -> ConsumerRecord {
+        let mut r = Record::new(42, 0, Some("k".into()), Some("v".into()));
+        for h in headers {
+            r.headers.push(h);
+        }
+        ConsumerRecord::new("orders".into(), 5, r)
+    }
+
+    fn info() -> TraceInfo {
+        TraceInfo {
+            group: Some("g".into()),
+            client_id: Some("c".into()),
+        }
+    }
+
+    #[test]
+    fn disabled_without_a_subscriber() {
+        let span =
+            tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::new(), || {
+                process_span(&record(Vec::new()), &info())
+            });
+        assert!(span.is_disabled());
+    }
+
+    #[test]
+    fn a_failed_handler_marks_the_span_as_an_error() {
+        let spans = traced(|| {
+            let span = process_span(&record(Vec::new()), &info());
+            record_outcome(&span, 3, Some(&"boom"));
+        });
+        assert_eq!(spans.len(), 1);
+        let s = &spans[0];
+        assert_eq!(s.name, "process orders");
+        assert_eq!(s.span_kind, SpanKind::Consumer);
+        assert_eq!(s.status, Status::error("boom"));
+        assert_eq!(attr(s, "error.type"), Some(&Value::from("handler_error")));
+        assert_eq!(attr(s, "mooring.attempts"), Some(&Value::I64(3)));
+        assert_eq!(
+            attr(s, "messaging.destination.partition.id"),
+            Some(&Value::from("5"))
+        );
+        assert_eq!(attr(s, "messaging.kafka.offset"), Some(&Value::I64(42)));
+        assert_eq!(
+            attr(s, "messaging.kafka.message.key"),
+            Some(&Value::from("k"))
+        );
+        assert_eq!(
+            attr(s, "messaging.consumer.group.name"),
+            Some(&Value::from("g"))
+        );
+        assert_eq!(attr(s, "messaging.client.id"), Some(&Value::from("c")));
+        assert_eq!(s.parent_span_id, SpanId::INVALID);
+    }
+
+    #[test]
+    fn the_traceparent_header_is_the_parent_and_a_bad_one_is_ignored() {
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        let good = Header::new("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"));
+        let bad = Header::new("traceparent", format!("00-{trace}-00f067aa0ba902-01"));
+        let spans = traced(|| {
+            drop(process_span(&record(vec![good]), &info()));
+            drop(process_span(&record(vec![bad]), &info()));
+        });
+        assert_eq!(spans.len(), 2);
+        assert_eq!(
+            spans[0].span_context.trace_id(),
+            TraceId::from_hex(trace).expect("hex")
+        );
+        assert_eq!(
+            spans[0].parent_span_id,
+            SpanId::from_hex("00f067aa0ba902b7").expect("hex")
+        );
+        assert_eq!(spans[1].parent_span_id, SpanId::INVALID);
+        assert_ne!(
+            spans[1].span_context.trace_id(),
+            TraceId::from_hex(trace).expect("hex")
+        );
+    }
+
+    #[test]
+    fn a_failed_commit_is_an_error_span() {
+        let spans = traced(|| {
+            let span = commit_span(Some("g"), 3);
+            commit_outcome(&span, Some(&"NOT_COORDINATOR"));
+        });
+        assert_eq!(spans.len(), 1);
+        let s = &spans[0];
+        assert_eq!(s.name, "commit g");
+        assert_eq!(s.span_kind, SpanKind::Client);
+        assert_eq!(attr(s, "mooring.commit.partitions"), Some(&Value::I64(3)));
+        assert_eq!(
+            attr(s, "mooring.commit.outcome"),
+            Some(&Value::from("error"))
+        );
+        assert_eq!(attr(s, "error.type"), Some(&Value::from("commit_failed")));
+        assert_eq!(s.status, Status::error("NOT_COORDINATOR"));
+    }
+}
