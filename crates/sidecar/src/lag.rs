@@ -1,8 +1,11 @@
 //! Time lag from offset lag, as kafka-lag-exporter estimates it: keep a short table of
 //! (high watermark, time) samples per partition, and find by linear interpolation when the log
-//! end was at the committed offset; the time lag is now minus that moment. Past the table's
-//! oldest sample the rate between its two ends extrapolates; with fewer than two samples, or a
-//! partition that does not move, there is no estimate beyond "caught up" (0).
+//! end passed the committed offset (when the first record not yet consumed was appended); the
+//! time lag is now minus that moment. A plateau (the end unchanged) keeps its first and its
+//! latest sighting, so a record appended after a long idle stretch is dated after the stretch,
+//! not at its start. Past the table's oldest sample the rate between its two ends
+//! extrapolates; with fewer than two samples, or a partition that does not move, there is no
+//! estimate beyond "caught up" (0).
 
 use std::collections::VecDeque;
 
@@ -16,15 +19,22 @@ pub struct LagSamples {
 }
 
 impl LagSamples {
-    /// Adds the high watermark seen at `at` (unix seconds). An unchanged offset only moves the
-    /// newest sample's time when it is the only one with that offset (the plateau's start stays).
+    /// Adds the high watermark seen at `at` (unix seconds). An unchanged offset keeps the
+    /// plateau's first sighting and moves its latest one.
     pub fn record(&mut self, offset: i64, at: f64) {
+        let n = self.samples.len();
         if let Some(&(last, _)) = self.samples.back() {
             if offset < last {
                 // The log was truncated or recreated: start over.
                 self.samples.clear();
             } else if offset == last {
-                return;
+                let plateau = n >= 2 && self.samples.get(n - 2).is_some_and(|s| s.0 == offset);
+                if plateau {
+                    if let Some(newest) = self.samples.back_mut() {
+                        newest.1 = at;
+                    }
+                    return;
+                }
             }
         }
         if self.samples.len() >= MAX_SAMPLES {
@@ -33,7 +43,9 @@ impl LagSamples {
         self.samples.push_back((offset, at));
     }
 
-    /// The estimated time lag of `committed` at `now` (unix seconds).
+    /// The estimated time lag of `committed` at `now` (unix seconds): now minus when the log
+    /// end passed `committed`, interpolated between the latest sample at or below it and the
+    /// first above it.
     pub fn time_lag(&self, committed: i64, now: f64) -> f64 {
         let Some(&(newest, _)) = self.samples.back() else {
             return 0.0;
@@ -43,13 +55,12 @@ impl LagSamples {
         }
         let mut prev: Option<(i64, f64)> = None;
         for &(offset, at) in &self.samples {
-            if offset >= committed {
+            if offset > committed {
                 let when = match prev {
                     // The end passed `committed` between these two samples.
-                    Some((po, pt)) if offset > po => {
+                    Some((po, pt)) => {
                         pt + (at - pt) * ((committed - po) as f64 / (offset - po) as f64)
                     }
-                    Some(_) => at,
                     // Older than every sample: extrapolate with the table's average rate.
                     None => self.extrapolate(committed).unwrap_or(at),
                 };
@@ -86,6 +97,19 @@ mod tests {
         assert_eq!(s.time_lag(300, 1030.0), 0.0);
         // Older than the table: 10 records/s, so offset 50 was at t = 995.
         assert!((s.time_lag(50, 1030.0) - 35.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_record_after_an_idle_stretch_is_dated_after_it() {
+        let mut s = LagSamples::default();
+        s.record(10, 1000.0);
+        s.record(10, 1500.0);
+        s.record(10, 2000.0);
+        s.record(110, 2001.0);
+        // Offset 10 was appended between 2000 and 2001, not at 1000.
+        assert!((s.time_lag(10, 2003.0) - 3.0).abs() < 1e-9);
+        // The plateau takes two samples however long it lasts.
+        assert_eq!(s.samples.len(), 3);
     }
 
     #[test]

@@ -97,9 +97,17 @@ async fn lag_alerts_follow_the_broker() {
     assert_eq!(alert(addr, "lag_records").await, (0, 0.0));
     assert_eq!(alert(addr, "lag_seconds").await.0, 0);
 
+    // An idle stretch first: the time lag counts from when the new records arrived, not from
+    // when the log end last moved.
+    tokio::time::sleep(Duration::from_secs(4)).await;
     cluster.produce_perf(&topic, 100, 10);
     let v = reaches(addr, "lag_records", 1, Duration::from_secs(10)).await;
     assert_eq!(v, 100.0);
+    let (level, fresh) = alert(addr, "lag_seconds").await;
+    assert!(
+        level == 0 && fresh < 3.0,
+        "records appended a moment ago, after 4 s idle: {fresh} s"
+    );
     cluster.produce_perf(&topic, 100, 10);
     let v = reaches(addr, "lag_records", 2, Duration::from_secs(10)).await;
     assert_eq!(v, 200.0);
