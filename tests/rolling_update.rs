@@ -114,13 +114,17 @@ fn now_ms() -> u64 {
 }
 
 /// A free port below 32768 (outside Linux's range for outgoing connections, so no client socket
-/// takes it between the check and the sidecar's bind), distinct per test process.
-fn free_port(taken: &BTreeSet<u16>) -> u16 {
-    let start = 20_000 + (std::process::id() % 4_000) as u16 * 2;
-    (start..32_000)
-        .chain(20_000..start)
-        .find(|p| !taken.contains(p) && TcpListener::bind(("127.0.0.1", *p)).is_ok())
-        .expect("a free port below 32000")
+/// takes it between the check and the sidecar's bind), from a range of its own per scenario (the
+/// two tests run side by side under nextest) that avoids the dedicated clusters' port bases
+/// (23000, 28000, 29000) and the demo's sidecars (24464...). The listener returned holds the
+/// port until the pod's first start.
+fn reserve_port(range: std::ops::Range<u16>) -> TcpListener {
+    let width = range.end - range.start;
+    let offset = (std::process::id() % u32::from(width)) as u16;
+    (0..width)
+        .map(|i| range.start + (offset + i) % width)
+        .find_map(|p| TcpListener::bind(("127.0.0.1", p)).ok())
+        .expect("a free port in the test's range")
 }
 
 /// A plain HTTP/1.0 GET on 127.0.0.1: (status, body), or `None` if nothing answers.
@@ -243,10 +247,21 @@ impl Pod {
                 .spawn()
                 .expect("start mooring-sidecar"),
         );
+        let (name, port, log) = (self.name(), self.port, self.log("sidecar"));
+        let sidecar = self.sidecar.as_mut().expect("just started");
         wait_until(
-            &format!("{}'s sidecar to listen on {}", self.name(), self.port),
+            &format!("{name}'s sidecar to listen on {port}"),
             Duration::from_secs(20),
-            || http_get(self.port, "/healthz").map(|_| ()),
+            || {
+                // A sidecar that could not bind exits at once: never talk to another's.
+                let exited = sidecar.try_wait().ok().flatten();
+                assert!(
+                    exited.is_none(),
+                    "the sidecar on port {port} exited ({exited:?}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+                http_get(port, "/healthz").map(|_| ())
+            },
         );
         let out = std::fs::File::create(self.log("member")).expect("member log");
         let mut cmd = Command::new(member_bin);
@@ -483,24 +498,29 @@ fn rollout(scenario: Scenario) -> Outcome {
     cluster.create_topic(&run.topic, PARTITIONS);
     let dir = std::env::temp_dir().join(unique("rolling-update"));
     std::fs::create_dir_all(&dir).expect("run dir");
-    let mut taken = BTreeSet::new();
-    let mut pods: Vec<Pod> = (0..MEMBERS)
-        .map(|ordinal| {
-            let port = free_port(&taken);
-            taken.insert(port);
-            Pod {
-                ordinal,
-                port,
-                member: None,
-                sidecar: None,
-                dir: dir.clone(),
-                lives: 0,
-            }
+    let range = if run.scenario.static_members {
+        25_000..26_500
+    } else {
+        26_500..27_900
+    };
+    let mut reserved: Vec<TcpListener> =
+        (0..MEMBERS).map(|_| reserve_port(range.clone())).collect();
+    let mut pods: Vec<Pod> = reserved
+        .iter()
+        .enumerate()
+        .map(|(ordinal, listener)| Pod {
+            ordinal,
+            port: listener.local_addr().expect("reserved port").port(),
+            member: None,
+            sidecar: None,
+            dir: dir.clone(),
+            lives: 0,
         })
         .collect();
     // The StatefulSet's first rollout (OrderedReady): pod 0, 1, 2, each once the previous is
     // Ready. A member is ready once assigned; the last one joining leaves the group balanced.
     for pod in pods.iter_mut() {
+        drop(reserved.remove(0)); // the pod's port, free for its sidecar
         pod.start(&run);
         wait_until(
             &format!("{} to become ready", pod.name()),
