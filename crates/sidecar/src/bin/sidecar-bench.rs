@@ -836,6 +836,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
 
     // The same registry in this process: render time without HTTP.
     let inproc = render_in_process(&args.topic, n, per_tick, args.scrapes)?;
+    let one = render_in_process(&args.topic, 1, per_tick, args.scrapes)?;
 
     println!("scrape (GET /metrics, client-side, keep-alive):");
     println!(
@@ -885,6 +886,13 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         pct(&inproc.gather, 0.0),
         pct(&inproc.encode, 50.0),
         pct(&inproc.encode, 0.0)
+    );
+    println!(
+        "    the same with 1 partition instead of {n}: p50 {:.3} ms; the {} lag lines alone written by hand from a table (fmt::Write, no registry) p50 {:.3} ms (min {:.3})",
+        pct(&one.times, 50.0),
+        2 * n,
+        pct(&inproc.by_hand, 50.0),
+        pct(&inproc.by_hand, 0.0)
     );
     println!(
         "load: {posted} lines in {load_secs:.1} s ({:.0}/s), POST p50 {:.2} ms, p99 {:.2} ms; sidecar CPU while scraping: {}",
@@ -947,6 +955,8 @@ struct InProcess {
     gather: Vec<f64>,
     /// `TextEncoder::encode_to_string`, ms.
     encode: Vec<f64>,
+    /// The lag lines written by hand, ms.
+    by_hand: Vec<f64>,
 }
 
 /// Builds a sidecar [`App`](mooring_sidecar::App) with the same events and N lag series of each
@@ -1005,12 +1015,38 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
         gather.push(t1.duration_since(t0).as_secs_f64() * 1000.0);
         bytes = bytes.max(text.len());
     }
+    // A floor for the lag series: the same 2 x N lines written straight from a table with
+    // `fmt::Write` (no registry, no label-pair copies, no sort; label values need no escaping
+    // here).
+    let mut by_hand = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        use std::fmt::Write;
+        let t0 = Instant::now();
+        let mut text = String::with_capacity(bytes);
+        for p in 0..n {
+            let _ = writeln!(
+                text,
+                "mooring_partition_lag_records{{partition=\"{p}\",topic=\"{topic}\"}} {}",
+                1000 + i64::from(p)
+            );
+        }
+        for p in 0..n {
+            let _ = writeln!(
+                text,
+                "mooring_partition_lag_seconds{{partition=\"{p}\",topic=\"{topic}\"}} {}",
+                1.5 + f64::from(p) / 1000.0
+            );
+        }
+        by_hand.push(t0.elapsed().as_secs_f64() * 1000.0);
+        std::hint::black_box(text);
+    }
     Ok(InProcess {
         times: sorted(times),
         bytes,
         waited,
         gather: sorted(gather),
         encode: sorted(encode),
+        by_hand: sorted(by_hand),
     })
 }
 
@@ -1099,23 +1135,6 @@ async fn throughput(args: ThroughputArgs) -> Result<bool, Error> {
     }
     let off = of(Run::Off);
     let noise = (pct(&sorted(off.clone()), 100.0) - pct(&sorted(off.clone()), 0.0)) / median(&off);
-    let tolerance = noise.max(0.02);
-    let mut ok = true;
-    for run in [Run::On, Run::Absent] {
-        let ratio = median(&of(run)) / median(&off);
-        let pairs = sorted(paired(run));
-        let pass = ratio >= 1.0 - tolerance;
-        ok &= pass;
-        println!(
-            "{}/off: {ratio:.3} (medians); per-round paired ratios {:.3}..{:.3} (median {:.3}); no effect beyond noise (>= {:.3}): {}",
-            run.name(),
-            pct(&pairs, 0.0),
-            pct(&pairs, 100.0),
-            median(&pairs),
-            1.0 - tolerance,
-            verdict(pass)
-        );
-    }
     let cpu_of = |run: Run| -> Vec<f64> {
         results
             .iter()
@@ -1124,23 +1143,41 @@ async fn throughput(args: ThroughputArgs) -> Result<bool, Error> {
             .collect()
     };
     let cpu_off = median(&cpu_of(Run::Off));
+    let mut ok = true;
+    for run in [Run::On, Run::Absent] {
+        let ratio = median(&of(run)) / median(&off);
+        let pairs = sorted(paired(run));
+        let pass = median(&pairs) >= 0.98;
+        ok &= pass;
+        println!(
+            "{}/off records/s: {ratio:.3} (of the medians); per-round paired ratios {:.3}..{:.3}, median {:.3}; goal: median paired ratio >= 0.98: {}",
+            run.name(),
+            pct(&pairs, 0.0),
+            pct(&pairs, 100.0),
+            median(&pairs),
+            verdict(pass)
+        );
+    }
     for run in Run::ALL {
         let v = sorted(cpu_of(run));
+        let ratio = median(&v) / cpu_off;
+        let judged = if run == Run::Off {
+            String::new()
+        } else {
+            let pass = ratio <= 1.02;
+            ok &= pass;
+            format!("; {ratio:.3}x off; goal <= 1.02x: {}", verdict(pass))
+        };
         println!(
-            "consumer CPU seconds per run, {}: median {:.2} (min {:.2}, max {:.2}){}",
+            "consumer CPU seconds per run, {}: median {:.2} (min {:.2}, max {:.2}){judged}",
             run.name(),
             median(&v),
             pct(&v, 0.0),
             pct(&v, 100.0),
-            if run == Run::Off {
-                String::new()
-            } else {
-                format!("; {:.3}x off", median(&v) / cpu_off)
-            }
         );
     }
     println!(
-        "(noise: the off runs' own spread {:.1}%, tolerance max(spread, 2%); load average now {})",
+        "(run-to-run noise: the off runs' records/s spread {:.1}% — a smaller difference in records/s is not resolved by this run; load average now {})",
         100.0 * noise,
         load_average()
     );
