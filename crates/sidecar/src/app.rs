@@ -39,12 +39,15 @@ impl App {
     }
 
     /// Every alert's state now; also sets the `mooring_alert_level` gauges and the poll-stall
-    /// gauge.
+    /// and loop-staleness gauges (so a scrape sees them as of now, not as of the last snapshot).
     pub fn alerts(&self) -> Vec<AlertState> {
         let now = Instant::now();
         let mut state = self.state();
         let stall = poll_stall(&state, now);
         self.metrics.poll_stale_seconds.set(stall);
+        self.metrics
+            .consumer_loop_stale_seconds
+            .set(loop_stale(&state, now).unwrap_or(0.0));
         let mut out = Vec::new();
         for kind in AlertKind::ALL {
             let t = self.config.threshold(kind);

@@ -250,7 +250,9 @@ pub fn consumer_on_own_runtime(
             c.run(move |_r: mooring_consumer::processing::ConsumerRecord| {
                 if block.swap(false, Ordering::SeqCst) {
                     // A blocking lock in async code: the runtime's only thread waits here.
-                    let _held = gate.lock().unwrap();
+                    let _held = gate
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
                 async { Ok::<(), String>(()) }
             })
