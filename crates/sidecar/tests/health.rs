@@ -1,4 +1,4 @@
-//! Liveness on the shared real broker. A handler that runs longer than `health.stale.ms` (but
+//! Liveness on the shared real broker. A handler that runs three times `health.stale.ms` (but
 //! well within `max.poll.interval.ms`) keeps `/healthz` 200: the consumer's fetch loop keeps
 //! iterating around it. A consumer whose runtime is stuck (a handler blocks the runtime's only
 //! thread on a lock that is not released) turns `/healthz` 503 within about `health.stale.ms`
@@ -25,7 +25,7 @@ async fn a_long_handler_stays_live() {
     let topic = unique("sidecar-long");
     let group = unique("sidecar-long-g");
     cluster.create_topic(&topic, 1);
-    let s = sidecar("\"health.stale.ms\" = 1000\n").await;
+    let s = sidecar("\"health.stale.ms\" = 1500\n").await;
     let addr = s.addr;
     let a = consumer(
         &cluster,
@@ -43,7 +43,7 @@ async fn a_long_handler_stays_live() {
             if first {
                 flag.store(true, Ordering::SeqCst);
                 // Three times health.stale.ms.
-                tokio::time::sleep(Duration::from_secs(3)).await;
+                tokio::time::sleep(Duration::from_millis(4500)).await;
             }
             Ok::<(), String>(())
         }
@@ -59,21 +59,21 @@ async fn a_long_handler_stays_live() {
     .await;
     let begun = Instant::now();
     let (mut samples, mut worst_stall, mut ticks) = (0, 0.0f64, Vec::new());
-    while begun.elapsed() < Duration::from_millis(2800) {
+    while begun.elapsed() < Duration::from_millis(4200) {
         let (status, body) = get(addr, "/healthz").await;
         assert_eq!(status, 200, "a long handler is not a dead consumer: {body}");
         let h: serde_json::Value = serde_json::from_str(&body).unwrap();
         worst_stall = worst_stall.max(h["poll_stall_seconds"].as_f64().unwrap());
         ticks.push(h["consumer_loop_ticks"].as_u64().unwrap_or(0));
         assert!(
-            h["consumer_loop_stale_seconds"].as_f64().unwrap() < 1.0,
+            h["consumer_loop_stale_seconds"].as_f64().unwrap() < 1.5,
             "the loop iterates while the handler runs: {h}"
         );
         samples += 1;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The handler really held its partition past health.stale.ms, and the loop kept ticking.
-    assert!(worst_stall > 1.5, "handler stall seen: {worst_stall}");
+    assert!(worst_stall > 3.0, "handler stall seen: {worst_stall}");
     assert!(ticks.last() > ticks.first(), "loop ticks moved: {ticks:?}");
     eprintln!(
         "long handler: {samples} /healthz samples all 200, handler stall up to {worst_stall:.2} s, loop ticks {} -> {}",
@@ -149,7 +149,7 @@ async fn a_stuck_consumer_runtime_fails_liveness() {
     assert!(h.contains("fetch loop has not iterated"), "{h}");
     // The exporter is alive: the consumer was heard from just now.
     let v: serde_json::Value = serde_json::from_str(&h).unwrap();
-    assert!(v["consumer_silent_seconds"].as_f64().unwrap() < 0.5, "{v}");
+    assert!(v["consumer_silent_seconds"].as_f64().unwrap() < 1.0, "{v}");
     let (_, metrics) = get(addr, "/metrics").await;
     let loop_stale = common::metric(&metrics, "mooring_consumer_loop_stale_seconds").unwrap();
     assert!(loop_stale > 1.0, "{loop_stale}");
