@@ -64,44 +64,42 @@ fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// `orders-demo` and `mooring-sidecar`, built if this test run did not build them (nextest
-/// `--workspace` builds every binary; a lone `-p mooring-e2e` does not).
+/// `orders-demo` and `mooring-sidecar` of this very tree: cargo builds them into the target
+/// directory the test runs from (a no-op when `nextest --workspace` already did; without it a
+/// lone `-p mooring-e2e` run would use stale binaries, or none).
 fn binaries() -> &'static (PathBuf, PathBuf) {
     static BINS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     BINS.get_or_init(|| {
         let dir = bin_dir();
-        let member = dir.join("orders-demo");
-        let sidecar = dir.join("mooring-sidecar");
-        if !member.exists() || !sidecar.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-            let status = Command::new(cargo)
-                .current_dir(&workspace)
-                .args([
-                    "build",
-                    "--bin",
-                    "orders-demo",
-                    "-p",
-                    "mooring-consumer",
-                    "--bin",
-                    "mooring-sidecar",
-                    "-p",
-                    "mooring-sidecar",
-                ])
-                .env("CARGO_TARGET_DIR", dir.parent().expect("target dir"))
-                .status()
-                .expect("could not run cargo to build orders-demo and mooring-sidecar");
-            assert!(
-                status.success(),
-                "building orders-demo and mooring-sidecar failed ({status})"
-            );
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut build = Command::new(cargo);
+        build.current_dir(&workspace).args([
+            "build",
+            "--locked",
+            "-p",
+            "mooring-consumer",
+            "--bin",
+            "orders-demo",
+            "-p",
+            "mooring-sidecar",
+            "--bin",
+            "mooring-sidecar",
+        ]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
         }
+        let status = build
+            .env("CARGO_TARGET_DIR", dir.parent().expect("target dir"))
+            .status()
+            .expect("could not run cargo to build orders-demo and mooring-sidecar");
+        let (member, sidecar) = (dir.join("orders-demo"), dir.join("mooring-sidecar"));
         assert!(
-            member.exists() && sidecar.exists(),
-            "{} or {} missing: build them with `cargo build -p mooring-consumer --bin orders-demo \
-             -p mooring-sidecar --bin mooring-sidecar`",
-            member.display(),
-            sidecar.display()
+            status.success() && member.exists() && sidecar.exists(),
+            "building orders-demo and mooring-sidecar into {} failed ({status}): build them with \
+             `cargo build -p mooring-consumer --bin orders-demo -p mooring-sidecar --bin \
+             mooring-sidecar`",
+            dir.display()
         );
         (member, sidecar)
     })
