@@ -92,6 +92,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Logs to stderr (`RUST_LOG`), and traces over OTLP when `OTEL_EXPORTER_OTLP_*` says where;
+    // the guard flushes the last spans when `main` returns.
+    let _otel = match mooring_consumer::otel::init() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("orders-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
