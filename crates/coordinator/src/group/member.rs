@@ -808,7 +808,6 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         Attempt::Again(Some(self.config.retry_backoff))
     }
 
-    /// FENCED_INSTANCE_ID: stop, lose the partitions, tell the app, maybe schedule a retry.
     /// Whether this first join of a static member will take its previous process's place
     /// without a rebalance (KIP-345): the coordinator does so when the group is Stable, still
     /// lists the instance id (its session has not expired) and keeps its protocol. Asked with
@@ -844,6 +843,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         })
     }
 
+    /// FENCED_INSTANCE_ID: stop, lose the partitions, tell the app, maybe schedule a retry.
     async fn on_fenced(&mut self) {
         let instance_id = self.config.group_instance_id.clone().unwrap_or_default();
         tracing::error!(group = %self.config.group_id, %instance_id, "FENCED_INSTANCE_ID: another member took this group.instance.id");
