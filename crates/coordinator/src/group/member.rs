@@ -14,7 +14,8 @@ use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::leave_group::MemberIdentity;
 use mooring_wire::messages::{
-    DescribeGroupsRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest,
+    DescribeGroupsRequest, DescribeGroupsResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, SyncGroupRequest,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{sleep, sleep_until, timeout, Instant};
@@ -819,6 +820,21 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         if !self.member_id.is_empty() {
             return false;
         }
+        let Some(Ok(resp)) = self.describe_own_group().await else {
+            return false;
+        };
+        resp.groups.iter().any(|g| {
+            g.error_code == 0
+                && g.group_state == "Stable"
+                && self.strategies.get(&g.protocol_data).is_some()
+                && g.members
+                    .iter()
+                    .any(|m| m.group_instance_id.as_deref() == Some(instance.as_str()))
+        })
+    }
+
+    /// DescribeGroups of this member's group at its coordinator; `None` when stopped meanwhile.
+    async fn describe_own_group(&mut self) -> Option<Result<DescribeGroupsResponse>> {
         let group = self.config.group_id.clone();
         let transport = self.transport.clone();
         let call = async move {
@@ -830,17 +846,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 })
                 .await
         };
-        let Some(Ok(resp)) = self.serve(call, true).await else {
-            return false;
-        };
-        resp.groups.iter().any(|g| {
-            g.error_code == 0
-                && g.group_state == "Stable"
-                && self.strategies.get(&g.protocol_data).is_some()
-                && g.members
-                    .iter()
-                    .any(|m| m.group_instance_id.as_deref() == Some(instance.as_str()))
-        })
+        self.serve(call, true).await
     }
 
     /// FENCED_INSTANCE_ID: stop, lose the partitions, tell the app, maybe schedule a retry.
@@ -873,18 +879,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
     /// The retry of the `RetryAfter` policy: rejoin only if no live member holds the instance id.
     async fn fenced_retry(&mut self) {
         self.fenced_retry_at = None;
-        let group = self.config.group_id.clone();
-        let transport = self.transport.clone();
-        let call = async move {
-            let name = group.clone();
-            transport
-                .call_coordinator(&group, move |_| DescribeGroupsRequest {
-                    groups: vec![name],
-                    ..Default::default()
-                })
-                .await
-        };
-        let Some(result) = self.serve(call, true).await else {
+        let Some(result) = self.describe_own_group().await else {
             return;
         };
         let instance = self.config.group_instance_id.as_deref();
