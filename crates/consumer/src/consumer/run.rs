@@ -87,8 +87,8 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
                 shared
                     .subs()
                     .update_pattern_matches(metadata.topics.keys().cloned());
-                tasks.spawn(watch_pattern(Arc::clone(&shared), member.clone()));
             }
+            tasks.spawn(watch_metadata(Arc::clone(&shared), member.clone()));
             let topics = shared.subs().subscribed_topics();
             member.subscribe(topics).await?;
         }
@@ -275,21 +275,62 @@ async fn auto_commit(
     }
 }
 
-/// Pattern subscriptions: every metadata refresh re-evaluates the pattern; a change rejoins.
-async fn watch_pattern(shared: Arc<Shared>, member: GroupHandle<Client>) {
-    let refresher = shared.fetch_client.spawn_metadata_refresher();
-    let mut updates = shared.fetch_client.metadata_updates();
-    while updates.changed().await.is_ok() {
-        let metadata = updates.borrow_and_update().clone();
-        let changed = shared
-            .subs()
-            .update_pattern_matches(metadata.topics.keys().cloned());
-        if changed {
-            let topics = shared.subs().subscribed_topics();
-            tracing::info!(?topics, "pattern matches changed");
-            if let Err(e) = member.subscribe(topics).await {
-                tracing::warn!(error = %e, "resubscribing after a pattern change");
+/// Group subscriptions follow the topics' metadata, refreshed every `metadata.max.age.ms` and,
+/// while a subscribed topic is missing (not created yet, or not yet known to this broker), every
+/// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. Every refresh
+/// re-evaluates a pattern (a change resubscribes) and tells the member, whose leader rejoins when
+/// partition counts moved from those it assigned: new partitions and topics get consumed.
+async fn watch_metadata(shared: Arc<Shared>, member: GroupHandle<Client>) {
+    let client = &shared.fetch_client;
+    let refresher = client.spawn_metadata_refresher();
+    let mut updates = client.metadata_updates();
+    let (first_backoff, max_backoff) = (
+        shared.config.client.retry_backoff,
+        shared.config.client.retry_backoff_max,
+    );
+    let mut backoff = first_backoff;
+    loop {
+        let missing: Vec<String> = {
+            let metadata = updates.borrow();
+            shared
+                .subs()
+                .subscribed_topics()
+                .into_iter()
+                .filter(|t| metadata.partition_count(t).unwrap_or(0) == 0)
+                .collect()
+        };
+        if missing.is_empty() {
+            backoff = first_backoff;
+            if updates.changed().await.is_err() {
+                break;
             }
+        } else {
+            tokio::select! {
+                changed = updates.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep(backoff) => {
+                    backoff = (backoff * 2).min(max_backoff);
+                    if let Err(error) = client.refresh_topics(&missing).await {
+                        tracing::debug!(%error, ?missing, "metadata for missing subscribed topics");
+                    }
+                    continue;
+                }
+            }
+        }
+        let metadata = updates.borrow_and_update().clone();
+        if shared.subs().mode() == SubscriptionMode::Pattern {
+            let changed = shared
+                .subs()
+                .update_pattern_matches(metadata.topics.keys().cloned());
+            if changed {
+                let topics = shared.subs().subscribed_topics();
+                tracing::info!(?topics, "pattern matches changed");
+                if let Err(e) = member.subscribe(topics).await {
+                    tracing::warn!(error = %e, "resubscribing after a pattern change");
+                }
+            }
+        }
+        if member.metadata_changed().await.is_err() {
+            break;
         }
     }
     refresher.abort();
