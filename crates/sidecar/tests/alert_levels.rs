@@ -13,42 +13,27 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::{get, get_json, metric, sidecar};
+use common::{alert_entry, get, get_json, level, metric, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_testkit::{unique, Cluster};
-use support::{consumer, eventually, exporter, run, stop};
+use support::{consumer, eventually, exporter, ready, run, stop, watching_sidecar};
 
 /// (level, value) of `alert` in `/alerts`, checked against the gauge.
 async fn alert(addr: SocketAddr, name: &str) -> (i64, f64) {
     let body = get_json(addr, "/alerts").await;
-    let a = body["alerts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["alert"] == name)
-        .unwrap()
-        .clone();
-    let level = a["level"].as_i64().unwrap();
+    let l = level(&body, name);
     let (_, text) = get(addr, "/metrics").await;
     let gauge = metric(&text, &format!("mooring_alert_level{{alert=\"{name}\"}}")).unwrap();
     // The gauge is set by the same evaluation /metrics runs; a level can move between the two
     // requests only at a boundary, so compare with a second read when they differ.
-    if gauge as i64 != level {
-        let again = get_json(addr, "/alerts").await;
-        let l2 = again["alerts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["alert"] == name)
-            .unwrap()["level"]
-            .as_i64()
-            .unwrap();
+    if gauge as i64 != l {
+        let l2 = level(&get_json(addr, "/alerts").await, name);
         assert_eq!(
             gauge as i64, l2,
             "mooring_alert_level{{alert=\"{name}\"}} vs /alerts"
         );
     }
-    (level, a["value"].as_f64().unwrap())
+    (l, alert_entry(&body, name)["value"].as_f64().unwrap())
 }
 
 /// Waits for `name` to reach `level`; returns the value shown then.
@@ -73,11 +58,12 @@ async fn lag_alerts_follow_the_broker() {
     let topic = unique("sidecar-lag");
     let group = unique("sidecar-lag-g");
     cluster.create_topic(&topic, 1);
-    let s = sidecar(&format!(
-        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 200\n\
-         [alerts.lag_records]\nwarning = 50\ncritical = 150\n[alerts.lag_seconds]\nwarning = 3\ncritical = 6\n",
-        cluster.bootstrap()
-    ))
+    let s = watching_sidecar(
+        &cluster,
+        &group,
+        200,
+        "[alerts.lag_records]\nwarning = 50\ncritical = 150\n[alerts.lag_seconds]\nwarning = 3\ncritical = 6\n",
+    )
     .await;
     let addr = s.addr;
     let extra = [("auto.commit.interval.ms", "200")];
@@ -162,10 +148,7 @@ async fn poll_stall_alert_follows_a_held_partition() {
         }
         Ok::<(), String>(())
     });
-    eventually("ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    eventually("ready", Duration::from_secs(30), || ready(addr)).await;
     assert_eq!(alert(addr, "poll_stall_seconds").await, (0, 0.0));
     cluster.produce_perf(&topic, 5, 10);
     let w = reaches(addr, "poll_stall_seconds", 1, Duration::from_secs(20)).await;
@@ -204,10 +187,7 @@ async fn fencing_alert_counts_fencings_in_its_window() {
     let a = consumer(&cluster, &group, &topic, &a_extra);
     let export = exporter(&a, addr);
     let run_a = run(&a, handler);
-    eventually("ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    eventually("ready", Duration::from_secs(30), || ready(addr)).await;
     assert_eq!(alert(addr, "fenced").await, (0, 0.0));
 
     // A second process with the same instance id: the coordinator hands it the id; A is fenced.
@@ -220,10 +200,7 @@ async fn fencing_alert_counts_fencings_in_its_window() {
     assert_eq!(v, 1.0);
     // B leaves (LeaveGroup); A's retry finds the id free and rejoins.
     stop(&b, run_b).await;
-    eventually("A rejoins", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    eventually("A rejoins", Duration::from_secs(30), || ready(addr)).await;
     // Still one fencing: A's retries while B held the id were not new ones.
     assert_eq!(alert(addr, "fenced").await, (1, 1.0));
     let c = consumer(&cluster, &group, &topic, &twin_extra);

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{get, get_json, metric, post_events, request, sidecar};
+use common::{alert_entry, get, get_json, level, metric, post_events, request, sidecar};
 use mooring_consumer::telemetry::{Cause, Event, Partition, Phases};
 use mooring_sidecar::SidecarConfig;
 
@@ -138,17 +138,6 @@ async fn dropped_events_are_counted_once() {
     s.shutdown().await;
 }
 
-fn level(alerts: &serde_json::Value, name: &str) -> i64 {
-    alerts["alerts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["alert"] == name)
-        .unwrap()["level"]
-        .as_i64()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn rebalance_alert_moves_ok_warning_critical_and_back() {
     let s = sidecar("[alerts.rebalances]\n\"window.ms\" = 1500\nwarning = 2\ncritical = 3\n").await;
@@ -164,13 +153,7 @@ async fn rebalance_alert_moves_ok_warning_critical_and_back() {
     post_events(s.addr, &one(3)).await;
     let a = get_json(s.addr, "/alerts").await;
     assert_eq!(level(&a, "rebalances"), 2);
-    let entry = a["alerts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["alert"] == "rebalances")
-        .unwrap()
-        .clone();
+    let entry = alert_entry(&a, "rebalances");
     assert_eq!(
         entry["value"].as_f64(),
         Some(4.0),

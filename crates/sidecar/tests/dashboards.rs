@@ -9,11 +9,13 @@
 
 mod common;
 mod promql;
+mod support;
 
 use std::path::{Path, PathBuf};
 
 use mooring_sidecar::rules::{self, Format};
 use mooring_sidecar::SidecarConfig;
+use support::prometheus::{Prometheus, Target};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -346,11 +348,11 @@ mod live {
     use std::time::{Duration, Instant};
 
     use mooring_consumer::processing::ConsumerRecord;
-    use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
-    use mooring_consumer::{Consumer, ConsumerConfig};
+    use mooring_consumer::Consumer;
     use mooring_testkit::{unique, Cluster};
 
-    use super::common::{get, sidecar};
+    use super::common::get;
+    use super::support::{consumer, exporter, run, stop, watching_sidecar};
 
     /// `# TYPE` families, histogram families, sample names.
     pub struct Exported {
@@ -403,31 +405,20 @@ mod live {
             let group = unique("dashboards-g");
             cluster.create_topic(&topic, 2);
             cluster.produce_perf(&topic, 200, 100);
-            let sidecar = sidecar(&format!(
-                "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 300\n",
-                cluster.bootstrap()
-            ))
-            .await;
+            let sidecar = watching_sidecar(&cluster, &group, 300, "").await;
             let addr: SocketAddr = sidecar.addr;
-            let props = [
-                ("bootstrap.servers", cluster.bootstrap()),
-                ("group.id", group.as_str()),
-                ("auto.offset.reset", "earliest"),
-                ("session.timeout.ms", "6000"),
-                ("heartbeat.interval.ms", "500"),
-                ("fetch.max.wait.ms", "200"),
-                ("auto.commit.interval.ms", "200"),
-            ];
-            let consumer = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
-            consumer.subscribe([topic.clone()]).unwrap();
-            let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
-            config.flush_interval = Duration::from_millis(50);
-            config.snapshot_interval = Duration::from_millis(200);
-            let export = TelemetryExporter::spawn(&consumer, config).unwrap();
-            let c = consumer.clone();
-            let run = tokio::spawn(async move {
-                c.run(|_r: ConsumerRecord| async move { Ok::<(), String>(()) })
-                    .await
+            let consumer = consumer(
+                &cluster,
+                &group,
+                &topic,
+                &[
+                    ("heartbeat.interval.ms", "500"),
+                    ("auto.commit.interval.ms", "200"),
+                ],
+            );
+            let export = exporter(&consumer, addr);
+            let run = run(&consumer, |_r: ConsumerRecord| async move {
+                Ok::<(), String>(())
             });
             // Until the labelled vectors have samples: lag (the watcher, from the group's
             // commits) and telemetry by type; and the handler histogram from a snapshot.
@@ -469,8 +460,7 @@ mod live {
         }
 
         pub async fn stop(self) {
-            self.consumer.shutdown_handle().shutdown();
-            let _ = tokio::time::timeout(Duration::from_secs(30), self.run).await;
+            stop(&self.consumer, self.run).await;
             self.export.shutdown().await;
             self.sidecar.shutdown().await;
             self.cluster.delete_topic(&self.topic);
@@ -531,16 +521,29 @@ async fn every_query_names_live_metrics_and_evaluates_on_a_real_prometheus() {
     // A real Prometheus: the rules load and evaluate, the dashboard queries evaluate and return
     // series (the alert expressions may rightly return nothing; so may the rebalance annotation).
     let rule_file = repo().join(RULES_FILE).canonicalize().unwrap();
-    let prometheus = promql::server::Prometheus::start(busy.addr, &[rule_file]);
+    // The sidecar as the Prometheus Operator scrapes it with the example's PodMonitor, as two
+    // members (two targets, one per pod name), so a query whose vector matching only works with
+    // one series per metric fails here as it would in production.
+    let targets: Vec<Target> = ["orders-consumer-0", "orders-consumer-1"]
+        .into_iter()
+        .map(|pod| Target {
+            addr: busy.addr,
+            labels: vec![
+                ("pod", pod),
+                ("namespace", "orders"),
+                ("container", "sidecar"),
+                ("endpoint", "metrics"),
+            ],
+        })
+        .collect();
+    let prometheus = Prometheus::start("orders/orders-consumer", &targets, &[rule_file]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     // Enough samples for rate() over the substituted 1m $__rate_interval (two or more), and every
     // rule evaluated at least once.
     loop {
         let scrapes = prometheus
-            .query("min(count_over_time(up[1m]))")
+            .value("min(count_over_time(up[1m]))")
             .await
-            .ok()
-            .and_then(|r| r.first()?["value"][1].as_str()?.parse::<f64>().ok())
             .unwrap_or(0.0);
         let rules = prometheus.api("/api/v1/rules").await;
         let evaluated = rules.as_ref().is_some_and(|r| {

@@ -11,13 +11,13 @@ mod common;
 mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{get, get_json, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_testkit::{unique, Cluster};
-use support::{consumer, consumer_on_own_runtime, eventually, exporter, run, stop};
+use support::{consumer, eventually, exporter, props, ready, run, stop, OwnRuntime};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_long_handler_stays_live() {
@@ -48,10 +48,7 @@ async fn a_long_handler_stays_live() {
             Ok::<(), String>(())
         }
     });
-    eventually("ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    eventually("ready", Duration::from_secs(30), || ready(addr)).await;
     cluster.produce_perf(&topic, 5, 10);
     eventually("the long handler runs", Duration::from_secs(20), || async {
         started.load(Ordering::SeqCst)
@@ -99,46 +96,24 @@ async fn a_stuck_consumer_runtime_fails_liveness() {
     // The consumer lives on its own single-threaded runtime; the exporter on this one (as a
     // sidecar-facing thread of an application would), so snapshots keep coming while the
     // consumer's runtime is blocked.
-    let gate = Arc::new(Mutex::new(()));
-    let block = Arc::new(AtomicBool::new(false));
-    let props: Vec<(String, String)> = [
-        ("bootstrap.servers", cluster.bootstrap()),
-        ("group.id", group.as_str()),
-        ("session.timeout.ms", "15000"),
-        ("heartbeat.interval.ms", "500"),
-        ("auto.offset.reset", "earliest"),
-        ("fetch.max.wait.ms", "200"),
-        ("mooring.shutdown.timeout.ms", "5000"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let (c, consumer_thread) =
-        consumer_on_own_runtime(props, &topic, Arc::clone(&gate), Arc::clone(&block));
-    let export = exporter(&c, addr);
-    eventually("ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    let props = props(
+        &cluster,
+        &group,
+        &[
+            ("session.timeout.ms", "15000"),
+            ("heartbeat.interval.ms", "500"),
+        ],
+    );
+    let own = OwnRuntime::start(props, &topic);
+    let export = exporter(&own.consumer, addr);
+    eventually("ready", Duration::from_secs(30), || ready(addr)).await;
     eventually("live", Duration::from_secs(10), || async {
         get(addr, "/healthz").await.0 == 200
     })
     .await;
 
-    let held = gate.lock().unwrap();
-    block.store(true, Ordering::SeqCst);
     let blocked_at = Instant::now();
-    let producer = {
-        let cluster = Cluster::shared();
-        let topic = topic.clone();
-        std::thread::spawn(move || cluster.produce_perf(&topic, 3, 10))
-    };
-    eventually(
-        "the handler blocks the runtime",
-        Duration::from_secs(20),
-        || async { !block.load(Ordering::SeqCst) },
-    )
-    .await;
+    let (held, producer) = own.block(&topic).await;
     let stuck_since = Instant::now();
     eventually("/healthz turns 503", Duration::from_secs(10), || async {
         get(addr, "/healthz").await.0 == 503
@@ -169,11 +144,7 @@ async fn a_stuck_consumer_runtime_fails_liveness() {
     let body = get_json(addr, "/debug/group").await;
     assert_eq!(body["member"]["joined"], true, "{body}");
 
-    c.shutdown_handle().shutdown();
-    let result = tokio::task::spawn_blocking(move || consumer_thread.join().unwrap())
-        .await
-        .unwrap();
-    result.expect("clean run");
+    own.stop().await;
     export.shutdown().await;
     s.shutdown().await;
     cluster.delete_topic(&topic);

@@ -8,114 +8,12 @@
 mod common;
 mod support;
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{get, request, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_testkit::{unique, Cluster};
-use support::{consumer, eventually, exporter, rebalances, run, stop};
-
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-
-/// A Prometheus server on a free port below the ephemeral range, with its own storage; killed
-/// (and its directory removed) on drop.
-struct Prometheus {
-    child: Child,
-    addr: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Prometheus {
-    fn start(target: SocketAddr) -> Prometheus {
-        assert!(
-            Path::new(PROMETHEUS).exists(),
-            "{PROMETHEUS} is missing: run scripts/setup (it installs Debian's prometheus package: apt-get install prometheus)"
-        );
-        let dir = std::env::temp_dir().join(unique("sidecar-prometheus"));
-        std::fs::create_dir_all(dir.join("data")).unwrap();
-        let config = dir.join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: mooring-sidecar\n    static_configs:\n      - targets: ['{target}']\n"
-            ),
-        )
-        .unwrap();
-        let addr = free_port_below_ephemeral();
-        let child = Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address={addr}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(
-                std::fs::File::create(dir.join("prometheus.log")).unwrap(),
-            ))
-            .spawn()
-            .unwrap_or_else(|e| panic!("could not start {PROMETHEUS}: {e}"));
-        Prometheus { child, addr, dir }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
-    }
-
-    /// An instant query; the JSON `data.result`.
-    async fn query(&self, promql: &str) -> Option<serde_json::Value> {
-        let path = format!("/api/v1/query?query={}", encode(promql));
-        let stream = tokio::net::TcpStream::connect(self.addr).await.ok()?;
-        drop(stream);
-        let (status, body) = request(self.addr, "GET", &path, &[], b"").await;
-        if status != 200 {
-            return None;
-        }
-        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
-        (v["status"] == "success").then(|| v["data"]["result"].clone())
-    }
-
-    /// The single value of a scalar-like vector query.
-    async fn value(&self, promql: &str) -> Option<f64> {
-        let result = self.query(promql).await?;
-        result.as_array()?.first()?["value"][1]
-            .as_str()?
-            .parse()
-            .ok()
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port_below_ephemeral() -> SocketAddr {
-    let seed = std::process::id() as u16;
-    for i in 0..2000u16 {
-        let port = 21000 + (seed.wrapping_add(i.wrapping_mul(7))) % 10000;
-        if let Ok(l) = TcpListener::bind(("127.0.0.1", port)) {
-            return l.local_addr().unwrap();
-        }
-    }
-    panic!("no free port in 21000..31000");
-}
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
+use support::prometheus::{Prometheus, Target};
+use support::{consumer, eventually, exporter, ready, rebalances, run, stop, watching_sidecar};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn prometheus_scrapes_the_rebalances_the_test_caused() {
@@ -123,13 +21,13 @@ async fn prometheus_scrapes_the_rebalances_the_test_caused() {
     let topic = unique("sidecar-prom");
     let group = unique("sidecar-prom-g");
     cluster.create_topic(&topic, 4);
-    let s = sidecar(&format!(
-        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 250\n",
-        cluster.bootstrap()
-    ))
-    .await;
+    let s = watching_sidecar(&cluster, &group, 250, "").await;
     let addr = s.addr;
-    let prometheus = Prometheus::start(addr);
+    let target = Target {
+        addr,
+        labels: Vec::new(),
+    };
+    let prometheus = Prometheus::start("mooring-sidecar", &[target], &[]);
     eventually(
         "Prometheus scrapes the sidecar",
         Duration::from_secs(30),
@@ -142,18 +40,18 @@ async fn prometheus_scrapes_the_rebalances_the_test_caused() {
     let handler = |_r: ConsumerRecord| async { Ok::<(), String>(()) };
     let run_a = run(&a, handler);
     eventually("the first join", Duration::from_secs(30), || async {
-        rebalances(addr, "member_joined").await == 1.0 && get(addr, "/readyz").await.0 == 200
+        rebalances(addr, "member_joined").await == 1.0 && ready(addr).await
     })
     .await;
     let b = consumer(&cluster, &group, &topic, &[]);
     let run_b = run(&b, handler);
     eventually("the second join", Duration::from_secs(30), || async {
-        rebalances(addr, "member_joined").await == 2.0 && get(addr, "/readyz").await.0 == 200
+        rebalances(addr, "member_joined").await == 2.0 && ready(addr).await
     })
     .await;
     stop(&b, run_b).await;
     eventually("the leave", Duration::from_secs(30), || async {
-        rebalances(addr, "member_left").await == 1.0 && get(addr, "/readyz").await.0 == 200
+        rebalances(addr, "member_left").await == 1.0 && ready(addr).await
     })
     .await;
     cluster.produce_perf(&topic, 20, 10);
@@ -174,8 +72,6 @@ async fn prometheus_scrapes_the_rebalances_the_test_caused() {
         .await
         .unwrap();
     let mut seen: Vec<(String, f64)> = by_cause
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| {
             (

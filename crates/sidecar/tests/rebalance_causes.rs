@@ -13,16 +13,17 @@ mod common;
 mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{get, get_json, metric, sidecar};
+use common::{get, get_json, metric};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{ConsumerRebalanceListener, TopicPartition};
 use mooring_testkit::{unique, Cluster};
 use support::{
-    background_producer, consumer, consumer_on_own_runtime, eventually, exporter, librdkafka_peer,
-    rebalances, run, stop, total_rebalances, ReadySampler,
+    background_producer, consumer, eventually, exporter, first_join_counted, librdkafka_peer,
+    props, ready, rebalances, run, stop, total_rebalances, watching_sidecar, OwnRuntime,
+    ReadySampler,
 };
 
 /// An application listener with real work in it (say, warming a cache): every rebalance lasts
@@ -42,11 +43,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     let topic = unique("sidecar-causes");
     let group = unique("sidecar-causes-g");
     cluster.create_topic(&topic, 4);
-    let s = sidecar(&format!(
-        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 250\n\"causes.stall.ms\" = 1500\n",
-        cluster.bootstrap()
-    ))
-    .await;
+    let s = watching_sidecar(&cluster, &group, 250, "\"causes.stall.ms\" = 1500\n").await;
     let addr = s.addr;
     // Records keep arriving all along, so a member that stops working leaves them waiting.
     let _producer = background_producer(&cluster, &topic, 200, 60);
@@ -73,16 +70,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
             Ok::<(), String>(())
         }
     });
-    eventually("our member is ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
-    eventually(
-        "the first join is counted",
-        Duration::from_secs(5),
-        || async { rebalances(addr, "member_joined").await == 1.0 },
-    )
-    .await;
+    first_join_counted(addr).await;
 
     // 1. The peer joins.
     let sampler = ReadySampler::start(addr);
@@ -91,9 +79,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     eventually(
         "the peer's join is counted",
         Duration::from_secs(30),
-        || async {
-            rebalances(addr, "member_joined").await == 2.0 && get(addr, "/readyz").await.0 == 200
-        },
+        || async { rebalances(addr, "member_joined").await == 2.0 && ready(addr).await },
     )
     .await;
     let join_took = join_started.elapsed();
@@ -127,9 +113,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     eventually(
         "the third member's join is counted",
         Duration::from_secs(30),
-        || async {
-            rebalances(addr, "member_joined").await == 3.0 && get(addr, "/readyz").await.0 == 200
-        },
+        || async { rebalances(addr, "member_joined").await == 3.0 && ready(addr).await },
     )
     .await;
     tokio::time::sleep(Duration::from_millis(2000)).await;
@@ -141,7 +125,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         Duration::from_secs(30),
         || async {
             let (_, text) = get(addr, "/metrics").await;
-            total_rebalances(&text) == 4.0 && get(addr, "/readyz").await.0 == 200
+            total_rebalances(&text) == 4.0 && ready(addr).await
         },
     )
     .await;
@@ -168,7 +152,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         Duration::from_secs(30),
         || async {
             let (_, text) = get(addr, "/metrics").await;
-            total_rebalances(&text) == 5.0 && get(addr, "/readyz").await.0 == 200
+            total_rebalances(&text) == 5.0 && ready(addr).await
         },
     )
     .await;
@@ -200,10 +184,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     eventually(
         "the poll-interval rebalance is counted",
         Duration::from_secs(30),
-        || async {
-            rebalances(addr, "poll_interval_exceeded").await == 1.0
-                && get(addr, "/readyz").await.0 == 200
-        },
+        || async { rebalances(addr, "poll_interval_exceeded").await == 1.0 && ready(addr).await },
     )
     .await;
     let poll_took = slowed.elapsed();
@@ -330,44 +311,14 @@ async fn the_members_own_session_expiry_is_a_session_timeout() {
     let topic = unique("sidecar-own-expiry");
     let group = unique("sidecar-own-expiry-g");
     cluster.create_topic(&topic, 2);
-    let s = sidecar(&format!(
-        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = 250\n",
-        cluster.bootstrap()
-    ))
-    .await;
+    let s = watching_sidecar(&cluster, &group, 250, "").await;
     let addr = s.addr;
-    let props: Vec<(String, String)> = [
-        ("bootstrap.servers", cluster.bootstrap()),
-        ("group.id", group.as_str()),
-        ("session.timeout.ms", "1500"),
-        ("heartbeat.interval.ms", "300"),
-        ("auto.offset.reset", "earliest"),
-        ("fetch.max.wait.ms", "200"),
-        ("mooring.shutdown.timeout.ms", "5000"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let gate = Arc::new(Mutex::new(()));
-    let block = Arc::new(AtomicBool::new(false));
-    let (c, thread) = consumer_on_own_runtime(props, &topic, Arc::clone(&gate), Arc::clone(&block));
-    let export = exporter(&c, addr);
-    eventually("ready", Duration::from_secs(30), || async {
-        get(addr, "/readyz").await.0 == 200
-    })
-    .await;
+    let props = props(&cluster, &group, &[("session.timeout.ms", "1500")]);
+    let own = OwnRuntime::start(props, &topic);
+    let export = exporter(&own.consumer, addr);
+    eventually("ready", Duration::from_secs(30), || ready(addr)).await;
 
-    let held = gate.lock().unwrap();
-    block.store(true, Ordering::SeqCst);
-    let producer = {
-        let cluster = Cluster::shared();
-        let topic = topic.clone();
-        std::thread::spawn(move || cluster.produce_perf(&topic, 3, 10))
-    };
-    eventually("the runtime blocks", Duration::from_secs(20), || async {
-        !block.load(Ordering::SeqCst)
-    })
-    .await;
+    let (held, producer) = own.block(&topic).await;
     // Three session timeouts without a heartbeat: the coordinator expires the member.
     tokio::time::sleep(Duration::from_millis(4500)).await;
     assert_eq!(rebalances(addr, "session_timeout").await, 0.0);
@@ -377,9 +328,7 @@ async fn the_members_own_session_expiry_is_a_session_timeout() {
     eventually(
         "the expiry rebalance is counted",
         Duration::from_secs(30),
-        || async {
-            rebalances(addr, "session_timeout").await == 1.0 && get(addr, "/readyz").await.0 == 200
-        },
+        || async { rebalances(addr, "session_timeout").await == 1.0 && ready(addr).await },
     )
     .await;
     let took = released.elapsed();
@@ -408,11 +357,7 @@ async fn the_members_own_session_expiry_is_a_session_timeout() {
         last_rebalance["total_seconds"].as_f64().unwrap()
     );
 
-    c.shutdown_handle().shutdown();
-    let result = tokio::task::spawn_blocking(move || thread.join().unwrap())
-        .await
-        .unwrap();
-    result.expect("clean run");
+    own.stop().await;
     export.shutdown().await;
     s.shutdown().await;
     cluster.delete_topic(&topic);

@@ -97,3 +97,18 @@ pub fn metric(text: &str, series: &str) -> Option<f64> {
         (name == series).then(|| value.parse().ok())?
     })
 }
+
+/// The entry of alert `name` in an `/alerts` body.
+pub fn alert_entry<'a>(alerts: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    alerts["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["alert"] == name)
+        .unwrap()
+}
+
+/// The level of alert `name` in an `/alerts` body.
+pub fn level(alerts: &serde_json::Value, name: &str) -> i64 {
+    alert_entry(alerts, name)["level"].as_i64().unwrap()
+}

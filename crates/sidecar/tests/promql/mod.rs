@@ -6,8 +6,6 @@
 
 #![allow(dead_code)]
 
-pub mod server;
-
 /// Grafana's built-in variables, with values a query could have at run time.
 const BUILTINS: &[(&str, &str)] = &[
     ("__rate_interval_ms", "60000"),
@@ -21,23 +19,9 @@ const BUILTINS: &[(&str, &str)] = &[
     ("__to", "1700003600000"),
 ];
 
+/// Keywords besides [`LABEL_LISTS`] (which `metric_names` looks for first).
 const KEYWORDS: &[&str] = &[
-    "by",
-    "without",
-    "on",
-    "ignoring",
-    "group_left",
-    "group_right",
-    "bool",
-    "and",
-    "or",
-    "unless",
-    "offset",
-    "atan2",
-    "inf",
-    "nan",
-    "Inf",
-    "NaN",
+    "bool", "and", "or", "unless", "offset", "atan2", "inf", "nan", "Inf", "NaN",
 ];
 
 /// Keywords followed by a parenthesized list of label names.

@@ -1,8 +1,11 @@
-//! Helpers of the sidecar's real-broker tests: our consumer with its exporter, a background
-//! producer (Kafka's ProducerPerformance), a librdkafka peer process one can SIGKILL, a
-//! `/readyz` sampler, and waiting.
+//! Helpers of the sidecar's real-broker tests: a sidecar watching a group, our consumer with its
+//! exporter, a background producer (Kafka's ProducerPerformance), a librdkafka peer process one
+//! can SIGKILL, a `/readyz` sampler, reading `/metrics`, waiting, and a real Prometheus server
+//! ([`prometheus`]).
 
 #![allow(dead_code, clippy::unwrap_used)] // each test binary uses part of it; a failed unwrap fails the test
+
+pub mod prometheus;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -15,13 +18,28 @@ use std::time::{Duration, Instant};
 use mooring_consumer::processing::Handler;
 use mooring_consumer::telemetry::{ExporterConfig, ExporterHandle, TelemetryExporter};
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
+use mooring_sidecar::Running;
 use mooring_testkit::Cluster;
 use tokio::task::JoinHandle;
 
-use crate::common::{get, metric};
+use crate::common::{get, metric, sidecar};
 
-/// Our consumer: short session and heartbeat, range assignor, `extra` on top.
-pub fn consumer(cluster: &Cluster, group: &str, topic: &str, extra: &[(&str, &str)]) -> Consumer {
+/// A sidecar on port 0 whose broker watch looks at `group` every `watch_ms`, with `extra` TOML.
+pub async fn watching_sidecar(
+    cluster: &Cluster,
+    group: &str,
+    watch_ms: u64,
+    extra: &str,
+) -> Running {
+    sidecar(&format!(
+        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = {watch_ms}\n{extra}",
+        cluster.bootstrap()
+    ))
+    .await
+}
+
+/// Our consumer's properties: short session and heartbeat, range assignor, `extra` on top.
+pub fn props(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut props: Vec<(&str, &str)> = vec![
         ("bootstrap.servers", cluster.bootstrap()),
         ("group.id", group),
@@ -36,6 +54,15 @@ pub fn consumer(cluster: &Cluster, group: &str, topic: &str, extra: &[(&str, &st
         props.retain(|(key, _)| key != k);
         props.push((k, v));
     }
+    props
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Our consumer ([`props`]) subscribed to `topic`.
+pub fn consumer(cluster: &Cluster, group: &str, topic: &str, extra: &[(&str, &str)]) -> Consumer {
+    let props = props(cluster, group, extra);
     let c = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
     c.subscribe([topic.to_string()]).unwrap();
     c
@@ -59,11 +86,17 @@ pub async fn stop(c: &Consumer, task: JoinHandle<Result<(), ConsumerError>>) {
 
 /// An exporter to the sidecar at `addr`: flushes every 10 ms, snapshots every 100 ms.
 pub fn exporter(c: &Consumer, addr: SocketAddr) -> ExporterHandle {
+    exporter_with_capacity(c, addr, ExporterConfig::default().buffer_capacity)
+}
+
+/// [`exporter`] buffering at most `capacity` events while the sidecar is away.
+pub fn exporter_with_capacity(c: &Consumer, addr: SocketAddr, capacity: usize) -> ExporterHandle {
     let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
     config.flush_interval = Duration::from_millis(10);
     config.snapshot_interval = Duration::from_millis(100);
     config.backoff = Duration::from_millis(50);
     config.max_backoff = Duration::from_millis(200);
+    config.buffer_capacity = capacity;
     TelemetryExporter::spawn(c, config).unwrap()
 }
 
@@ -78,6 +111,26 @@ where
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// `/readyz` answers 200 now.
+pub async fn ready(addr: SocketAddr) -> bool {
+    get(addr, "/readyz").await.0 == 200
+}
+
+/// Waits until our first member is ready (30 s) and its join is counted: at once, or (a
+/// rebalance another member caused) after the broker watch's look (5 s).
+pub async fn first_join_counted(addr: SocketAddr) {
+    eventually("the first member is ready", Duration::from_secs(30), || {
+        ready(addr)
+    })
+    .await;
+    eventually(
+        "the first join is counted",
+        Duration::from_secs(5),
+        || async { rebalances(addr, "member_joined").await == 1.0 },
+    )
+    .await;
 }
 
 /// `mooring_rebalances_total{cause}` now.
@@ -226,38 +279,84 @@ pub fn librdkafka_peer(cluster: &Cluster, group: &str, topic: &str, session_ms: 
     Proc::spawn(command)
 }
 
-/// Our consumer on its own single-threaded runtime (a thread of its own), whose handler blocks
-/// that thread on `gate` when `block` is set (once): the whole runtime stops (fetch loop,
-/// heartbeats) while an exporter on the caller's runtime still sends snapshots. Returns the
-/// consumer and the thread that returns `run`'s result.
-pub fn consumer_on_own_runtime(
-    props: Vec<(String, String)>,
-    topic: &str,
+/// Our consumer on its own single-threaded runtime (a thread of its own), whose handler can be
+/// made to block that thread ([`OwnRuntime::block`]): the whole runtime stops (fetch loop,
+/// heartbeats) while an exporter on the caller's runtime still sends snapshots.
+pub struct OwnRuntime {
+    pub consumer: Consumer,
+    thread: std::thread::JoinHandle<Result<(), ConsumerError>>,
     gate: Arc<Mutex<()>>,
     block: Arc<AtomicBool>,
-) -> (Consumer, std::thread::JoinHandle<Result<(), ConsumerError>>) {
-    let (tx, rx) = std::sync::mpsc::channel::<Consumer>();
-    let topic = topic.to_string();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let c = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
-            c.subscribe([topic]).unwrap();
-            tx.send(c.clone()).unwrap();
-            c.run(move |_r: mooring_consumer::processing::ConsumerRecord| {
-                if block.swap(false, Ordering::SeqCst) {
-                    // A blocking lock in async code: the runtime's only thread waits here.
-                    let _held = gate
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                }
-                async { Ok::<(), String>(()) }
+}
+
+impl OwnRuntime {
+    /// Starts a consumer with `props` on `topic` on a runtime of its own.
+    pub fn start(props: Vec<(String, String)>, topic: &str) -> OwnRuntime {
+        let gate = Arc::new(Mutex::new(()));
+        let block = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel::<Consumer>();
+        let topic = topic.to_string();
+        let (handler_gate, handler_block) = (Arc::clone(&gate), Arc::clone(&block));
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let c = Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap();
+                c.subscribe([topic]).unwrap();
+                tx.send(c.clone()).unwrap();
+                c.run(move |_r: mooring_consumer::processing::ConsumerRecord| {
+                    if handler_block.swap(false, Ordering::SeqCst) {
+                        // A blocking lock in async code: the runtime's only thread waits here.
+                        let _held = handler_gate
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                    async { Ok::<(), String>(()) }
+                })
+                .await
             })
+        });
+        OwnRuntime {
+            consumer: rx.recv().unwrap(),
+            thread,
+            gate,
+            block,
+        }
+    }
+
+    /// Blocks the consumer's runtime: holds the gate, has the handler wait on it at the next
+    /// record, produces 3 records to `topic` on the shared cluster (in a thread, returned) and
+    /// waits (20 s at most) until the handler is waiting. Dropping the returned guard lets the
+    /// runtime run again.
+    #[allow(clippy::await_holding_lock)] // the held gate is what the handler waits on
+    pub async fn block(
+        &self,
+        topic: &str,
+    ) -> (std::sync::MutexGuard<'_, ()>, std::thread::JoinHandle<()>) {
+        let held = self.gate.lock().unwrap();
+        self.block.store(true, Ordering::SeqCst);
+        let producer = {
+            let topic = topic.to_string();
+            std::thread::spawn(move || Cluster::shared().produce_perf(&topic, 3, 10))
+        };
+        eventually(
+            "the handler blocks the runtime",
+            Duration::from_secs(20),
+            || async { !self.block.load(Ordering::SeqCst) },
+        )
+        .await;
+        (held, producer)
+    }
+
+    /// Shuts the consumer down and expects a clean end of its thread.
+    pub async fn stop(self) {
+        self.consumer.shutdown_handle().shutdown();
+        let thread = self.thread;
+        let result = tokio::task::spawn_blocking(move || thread.join().unwrap())
             .await
-        })
-    });
-    (rx.recv().unwrap(), thread)
+            .unwrap();
+        result.expect("clean run");
+    }
 }
