@@ -3,14 +3,27 @@
 //! metrics (the table is in the crate README). Label values come from closed sets (cause, group
 //! state, alert), except the lag series' `topic`/`partition`, which are capped by
 //! `lag.max.partitions`.
+//!
+//! The two per-partition lag families (`mooring_partition_lag_records`,
+//! `mooring_partition_lag_seconds`) are not in the registry: [`scrape`] writes them in the text
+//! exposition format straight from the lag table ([`State::lag`](crate::state::State::lag), which the broker watch updates
+//! in place and `/debug/partitions` and the lag alerts read), after the registry's output. With
+//! 1,000 partitions they are ~95% of a scrape's series, and the registry's round trip (a child
+//! per label pair set, copied into protobuf structs, sorted, then encoded) cost several times
+//! writing the lines directly (crate README, Performance).
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::app::App;
+use crate::state::PartitionLag;
+use mooring_consumer::telemetry::Partition;
 use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
 use prometheus::core::{Collector, Desc};
 use prometheus::{
-    proto, Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge,
-    IntGaugeVec, Opts, Registry, TextEncoder,
+    proto, Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// Buckets for rebalance phases and callbacks (seconds).
@@ -57,8 +70,6 @@ pub struct Metrics {
     pub group_state: IntGaugeVec,
     pub group_generation: IntGauge,
     pub group_members: IntGauge,
-    pub partition_lag_records: IntGaugeVec,
-    pub partition_lag_seconds: GaugeVec,
     pub partitions_paused: IntGauge,
     pub processing_in_flight: IntGauge,
     pub poll_stale_seconds: Gauge,
@@ -149,24 +160,6 @@ impl Metrics {
         for a in crate::alerts::AlertKind::ALL {
             alert_level.with_label_values(&[a.as_str()]);
         }
-        let partition_lag_records = gvec(
-            "mooring_partition_lag_records",
-            "Records between the committed offset and the high watermark (Java: records-lag).",
-            &["topic", "partition"],
-        );
-        let partition_lag_seconds = GaugeVec::new(
-            Opts::new(
-                "mooring_partition_lag_seconds",
-                "Estimated time lag: now minus when the committed offset was the high watermark (interpolated).",
-            ),
-            &["topic", "partition"],
-        )
-        .unwrap_or_else(|e| unreachable_metric("mooring_partition_lag_seconds", e));
-        register(
-            &r,
-            "mooring_partition_lag_seconds",
-            Box::new(partition_lag_seconds.clone()),
-        );
         let handler_duration_seconds = Arc::new(HandlerDurations::new());
         register(
             &r,
@@ -209,8 +202,6 @@ impl Metrics {
             handler_duration_seconds,
             group_state,
             alert_level,
-            partition_lag_records,
-            partition_lag_seconds,
             telemetry_events_received_total,
             registry: r,
         }
@@ -221,6 +212,100 @@ impl Metrics {
         TextEncoder::new()
             .encode_to_string(&self.registry.gather())
             .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
+    }
+}
+
+/// What `GET /metrics` serves: evaluates the alerts (so their gauges are as of now), then the
+/// registry's families, then the per-partition lag families from the lag table.
+pub fn scrape(app: &App) -> String {
+    let _ = app.alerts();
+    let mut text = app.metrics.render();
+    write_lag_families(&mut text, &app.state().lag);
+    text
+}
+
+/// `mooring_partition_lag_records`: its name and help text.
+pub const LAG_RECORDS: (&str, &str) = (
+    "mooring_partition_lag_records",
+    "Records between the committed offset and the high watermark (Java: records-lag).",
+);
+/// `mooring_partition_lag_seconds`: its name and help text.
+pub const LAG_SECONDS: (&str, &str) = (
+    "mooring_partition_lag_seconds",
+    "Estimated time lag: now minus when the committed offset was the high watermark (interpolated).",
+);
+
+/// Appends the two per-partition lag families to `out` in the text exposition format (0.0.4), as
+/// the `prometheus` crate's `TextEncoder` wrote them when they were `GaugeVec`s: `# HELP` and
+/// `# TYPE … gauge` once per family, one line per partition with the labels in name order
+/// (`partition`, `topic`), label values escaped (`\\`, `\n`, `\"`), values as Rust formats
+/// them (`1000`, `1.5`). Infinities are written in the format's spelling `+Inf`/`-Inf` (the
+/// crate wrote Rust's `inf`, which Prometheus' parser happens to accept as well) and NaN `NaN`. Nothing when the table is empty (the registry skips
+/// a family without series too).
+pub fn write_lag_families(out: &mut String, lag: &BTreeMap<Partition, PartitionLag>) {
+    if lag.is_empty() {
+        return;
+    }
+    // ~50 bytes of labels and value per line, plus the name.
+    out.reserve(lag.len() * 2 * (LAG_SECONDS.0.len() + 50) + 400);
+    write_header(out, LAG_RECORDS);
+    for (p, l) in lag {
+        write_labels(out, LAG_RECORDS.0, p);
+        let _ = writeln!(out, "{}", l.lag_records);
+    }
+    write_header(out, LAG_SECONDS);
+    for (p, l) in lag {
+        write_labels(out, LAG_SECONDS.0, p);
+        write_float(out, l.lag_seconds);
+        out.push('\n');
+    }
+}
+
+fn write_header(out: &mut String, (name, help): (&str, &str)) {
+    out.push_str("# HELP ");
+    out.push_str(name);
+    out.push(' ');
+    push_escaped(out, help, false);
+    out.push_str("\n# TYPE ");
+    out.push_str(name);
+    out.push_str(" gauge\n");
+}
+
+/// `name{partition="p",topic="t"} ` (with the space before the value).
+fn write_labels(out: &mut String, name: &str, p: &Partition) {
+    out.push_str(name);
+    let _ = write!(out, "{{partition=\"{}\",topic=\"", p.partition);
+    push_escaped(out, &p.topic, true);
+    out.push_str("\"} ");
+}
+
+/// The exposition format's escapes: `\` → `\\`, newline → `\n`, and in label values `"` →
+/// `\"`. (Kafka topic names are `[a-zA-Z0-9._-]`, so this is the fast path in practice.)
+fn push_escaped(out: &mut String, s: &str, quote: bool) {
+    let special = |c: char| c == '\\' || c == '\n' || (quote && c == '"');
+    if !s.contains(special) {
+        out.push_str(s);
+        return;
+    }
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '"' if quote => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A sample value as the `prometheus` crate writes one (`f64`'s `Display`: `1.5`, `1000`,
+/// `0.001`), except the non-finite ones in the exposition format's spelling.
+fn write_float(out: &mut String, v: f64) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "+Inf" } else { "-Inf" });
+    } else {
+        let _ = write!(out, "{v}");
     }
 }
 
@@ -311,5 +396,142 @@ impl Collector for HandlerCollector {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(rows: &[(&str, i32, i64, f64)]) -> BTreeMap<Partition, PartitionLag> {
+        rows.iter()
+            .map(|&(topic, partition, lag_records, lag_seconds)| {
+                (
+                    Partition {
+                        topic: topic.to_string(),
+                        partition,
+                    },
+                    PartitionLag {
+                        committed: Some(0),
+                        end: Some(lag_records),
+                        lag_records,
+                        lag_seconds,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The same table through the `prometheus` crate, as the series were exported before.
+    fn through_the_crate(lag: &BTreeMap<Partition, PartitionLag>) -> String {
+        let r = Registry::new();
+        let records = IntGaugeVec::new(
+            Opts::new(LAG_RECORDS.0, LAG_RECORDS.1),
+            &["topic", "partition"],
+        )
+        .expect("records vec");
+        let seconds = prometheus::GaugeVec::new(
+            Opts::new(LAG_SECONDS.0, LAG_SECONDS.1),
+            &["topic", "partition"],
+        )
+        .expect("seconds vec");
+        r.register(Box::new(records.clone())).expect("register");
+        r.register(Box::new(seconds.clone())).expect("register");
+        for (p, l) in lag {
+            let part = p.partition.to_string();
+            let labels = [p.topic.as_str(), part.as_str()];
+            records.with_label_values(&labels).set(l.lag_records);
+            seconds.with_label_values(&labels).set(l.lag_seconds);
+        }
+        TextEncoder::new()
+            .encode_to_string(&r.gather())
+            .expect("encode")
+    }
+
+    /// Each family's header lines, then its sample lines as a set (the crate sorts series by
+    /// label values, the table by topic and partition number).
+    fn families(text: &str) -> Vec<(Vec<&str>, std::collections::BTreeSet<&str>)> {
+        let mut out: Vec<(Vec<&str>, std::collections::BTreeSet<&str>)> = Vec::new();
+        for line in text.lines() {
+            if line.starts_with("# HELP") {
+                out.push((vec![line], Default::default()));
+            } else if let Some(last) = out.last_mut() {
+                if line.starts_with('#') {
+                    last.0.push(line);
+                } else {
+                    last.1.insert(line);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_lines_are_the_crates_for_finite_values_and_awkward_labels() {
+        let lag = table(&[
+            ("orders", 0, 0, 0.0),
+            ("orders", 2, 1000, 1.5),
+            ("orders", 10, 7, 0.001),
+            ("orders", 1, 123_456_789, 86_400.25),
+            ("we\"ird\\topic\nname", 3, 5, 1e-7),
+            ("é-ünïcode.topic_1", 2_147_483_647, 1 << 52, 1e21),
+        ]);
+        let mut ours = String::new();
+        write_lag_families(&mut ours, &lag);
+        let theirs = through_the_crate(&lag);
+        assert_eq!(
+            families(&ours),
+            families(&theirs),
+            "ours:\n{ours}\ntheirs:\n{theirs}"
+        );
+        assert_eq!(ours.lines().count(), theirs.lines().count());
+        assert!(ours.ends_with('\n'));
+        assert!(ours.contains(
+            "mooring_partition_lag_records{partition=\"3\",topic=\"we\\\"ird\\\\topic\\nname\"} 5\n"
+        ));
+        assert!(
+            ours.contains("mooring_partition_lag_seconds{partition=\"2\",topic=\"orders\"} 1.5\n")
+        );
+        assert_eq!(ours.matches("# HELP").count(), 2);
+        assert_eq!(
+            ours.matches("# TYPE mooring_partition_lag_records gauge\n")
+                .count(),
+            1
+        );
+        assert_eq!(
+            ours.matches("# TYPE mooring_partition_lag_seconds gauge\n")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn non_finite_values_are_spelled_as_the_format_wants() {
+        let lag = table(&[
+            ("t", 0, 1, f64::NAN),
+            ("t", 1, 1, f64::INFINITY),
+            ("t", 2, 1, f64::NEG_INFINITY),
+        ]);
+        let mut text = String::new();
+        write_lag_families(&mut text, &lag);
+        assert!(text.contains("mooring_partition_lag_seconds{partition=\"0\",topic=\"t\"} NaN\n"));
+        assert!(text.contains("mooring_partition_lag_seconds{partition=\"1\",topic=\"t\"} +Inf\n"));
+        assert!(text.contains("mooring_partition_lag_seconds{partition=\"2\",topic=\"t\"} -Inf\n"));
+    }
+
+    #[test]
+    fn an_empty_table_writes_nothing_like_an_empty_vec() {
+        let mut text = String::from("x 1\n");
+        write_lag_families(&mut text, &BTreeMap::new());
+        assert_eq!(text, "x 1\n");
+        assert_eq!(through_the_crate(&BTreeMap::new()), "");
+    }
+
+    #[test]
+    fn the_registry_no_longer_holds_the_lag_families() {
+        let m = Metrics::new();
+        let text = m.render();
+        assert!(!text.contains("mooring_partition_lag"), "{text}");
+        assert!(text.contains("# TYPE mooring_assigned_partitions gauge"));
     }
 }

@@ -139,10 +139,12 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
         members,
         observed_ms: unix_ms(),
     });
-    // Series are updated in place and only those of partitions no longer watched are removed:
-    // a reset first would let a concurrent scrape see some of the series missing (seen by
-    // sidecar-bench: 370 of 1,000 in one scrape), which Prometheus takes for stale series.
-    let previous = std::mem::take(&mut state.lag);
+    // The lag table is the lag series' only source (`/metrics` writes them from it): entries are
+    // updated in place and only those of partitions no longer watched are removed, all under the
+    // state lock, so a scrape sees every watched partition (a reset first let a concurrent scrape
+    // see some missing, seen by sidecar-bench: 370 of 1,000 in one scrape, which Prometheus takes
+    // for stale series).
+    let mut watched = BTreeSet::new();
     for tp in &partitions {
         let key = Partition {
             topic: tp.topic.clone(),
@@ -165,39 +167,22 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
             (Some(c), Some(s)) => s.time_lag(c, now),
             _ => 0.0,
         };
-        let part = key.partition.to_string();
-        app.metrics
-            .partition_lag_records
-            .with_label_values(&[key.topic.as_str(), part.as_str()])
-            .set(lag_records);
-        app.metrics
-            .partition_lag_seconds
-            .with_label_values(&[key.topic.as_str(), part.as_str()])
-            .set(lag_seconds);
-        state.lag.insert(
-            key,
-            PartitionLag {
-                committed,
-                end,
-                lag_records,
-                lag_seconds,
-            },
-        );
+        let lag = PartitionLag {
+            committed,
+            end,
+            lag_records,
+            lag_seconds,
+        };
+        match state.lag.get_mut(&key) {
+            Some(entry) => *entry = lag,
+            None => {
+                state.lag.insert(key.clone(), lag);
+            }
+        }
+        watched.insert(key);
     }
-    for gone in previous.keys().filter(|p| !state.lag.contains_key(*p)) {
-        let part = gone.partition.to_string();
-        let labels = [gone.topic.as_str(), part.as_str()];
-        let _ = app
-            .metrics
-            .partition_lag_records
-            .remove_label_values(&labels);
-        let _ = app
-            .metrics
-            .partition_lag_seconds
-            .remove_label_values(&labels);
-    }
-    let keep: BTreeSet<Partition> = state.lag.keys().cloned().collect();
-    state.samples.retain(|k, _| keep.contains(k));
+    state.lag.retain(|k, _| watched.contains(k));
+    state.samples.retain(|k, _| watched.contains(k));
     track_members(&mut state, &description.state, asked);
     Ok(())
 }

@@ -21,14 +21,15 @@ pub(crate) async fn events(State(app): State<Arc<App>>, body: Bytes) -> Response
     (StatusCode::ACCEPTED, Json(report)).into_response()
 }
 
+/// The registry's families, then the per-partition lag families written from the lag table
+/// ([`crate::metrics::scrape`]).
 pub(crate) async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let _ = app.alerts();
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        app.metrics.render(),
+        crate::metrics::scrape(&app),
     )
         .into_response()
 }
