@@ -6,8 +6,9 @@
 //!
 //! The two per-partition lag families (`mooring_partition_lag_records`,
 //! `mooring_partition_lag_seconds`) are not in the registry: [`scrape`] writes them in the text
-//! exposition format straight from the lag table ([`State::lag`](crate::state::State::lag), which the broker watch updates
-//! in place and `/debug/partitions` and the lag alerts read), after the registry's output. With
+//! exposition format straight from the lag table ([`State::lag`](crate::state::State::lag),
+//! which the broker watch updates in place and `/debug/partitions` and the lag alerts read),
+//! after the registry's output. With
 //! 1,000 partitions they are ~95% of a scrape's series, and the registry's round trip (a child
 //! per label pair set, copied into protobuf structs, sorted, then encoded) cost several times
 //! writing the lines directly (crate README, Performance).
@@ -240,8 +241,8 @@ pub const LAG_SECONDS: (&str, &str) = (
 /// `# TYPE … gauge` once per family, one line per partition with the labels in name order
 /// (`partition`, `topic`), label values escaped (`\\`, `\n`, `\"`), values as Rust formats
 /// them (`1000`, `1.5`). Infinities are written in the format's spelling `+Inf`/`-Inf` (the
-/// crate wrote Rust's `inf`, which Prometheus' parser happens to accept as well) and NaN `NaN`. Nothing when the table is empty (the registry skips
-/// a family without series too).
+/// crate wrote Rust's `inf`, which Prometheus' parser happens to accept as well) and NaN `NaN`.
+/// Nothing when the table is empty (the registry skips a family without series too).
 pub fn write_lag_families(out: &mut String, lag: &BTreeMap<Partition, PartitionLag>) {
     if lag.is_empty() {
         return;
