@@ -196,6 +196,8 @@ pub fn init_with(config: OtelConfig) -> Result<OtelGuard, OtelError> {
         .with_target(TARGET, LevelFilter::OFF);
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, never into a pod's log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter(env_filter.and(not_trace_spans));
     let registry = tracing_subscriber::registry().with(fmt);
     let Some(endpoint) = config.traces_endpoint else {
