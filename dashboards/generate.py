@@ -226,6 +226,18 @@ def lag():
         ts("Lag in records per topic",
            [target(f"sum by (topic) (max by (topic, partition) (mooring_partition_lag_records{{{GROUP}}}))", "{{topic}}")],
            w=12, description="All partitions of a topic."),
+        # mooring_partition_owner names each partition's member; joined per scrape target
+        # (namespace, pod, instance), whose view is consistent, then the largest figure over the targets.
+        ts("Lag in records per member",
+           [target(f"max by (member) (sum by (namespace, pod, instance, member) (mooring_partition_lag_records{{{GROUP}}}"
+                   f" * on (namespace, job, pod, instance, topic, partition) group_left (member) mooring_partition_owner{{{GROUP}}}))",
+                   "{{member}}")],
+           w=12, description="The lag of the partitions each member owns (group.instance.id, else member id), from the last Stable DescribeGroups."),
+        ts("Largest lag in seconds per member",
+           [target(f"max by (member) (mooring_partition_lag_seconds{{{GROUP}}}"
+                   f" * on (namespace, job, pod, instance, topic, partition) group_left (member) mooring_partition_owner{{{GROUP}}})",
+                   "{{member}}")],
+           w=12, unit="s", description="The oldest unconsumed record among the partitions each member owns."),
         ts("Largest lag in seconds as each member sees it",
            [target(f"max by (pod) (mooring_partition_lag_seconds{{{MEMBER}}})", "{{pod}}")], w=12, unit="s",
            description="A member whose figure differs from the others' has a stale broker watch (see Health)."),

@@ -298,6 +298,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                                 end: Some(end),
                                 lag_records: (end - pos).max(0),
                                 lag_seconds: 0.0,
+                                owner: None,
                             },
                         );
                     }

@@ -230,13 +230,19 @@ pub const LAG_RECORDS: (&str, &str) = (
     "mooring_partition_lag_records",
     "Records between the committed offset and the high watermark (Java: records-lag).",
 );
+/// `mooring_partition_owner`: its name and help text.
+pub const OWNER: (&str, &str) = (
+    "mooring_partition_owner",
+    "1 for the member (group.instance.id, else member id) that owns the partition, from the last Stable DescribeGroups; join it on topic and partition for lag per member.",
+);
 /// `mooring_partition_lag_seconds`: its name and help text.
 pub const LAG_SECONDS: (&str, &str) = (
     "mooring_partition_lag_seconds",
     "Estimated time lag: now minus when the committed offset was the high watermark (interpolated).",
 );
 
-/// Appends the two per-partition lag families to `out` in the text exposition format (0.0.4), as
+/// Appends the two per-partition lag families to `out` in the text exposition format (0.0.4), and
+/// `mooring_partition_owner` for the partitions whose owner is known. The lag families are as
 /// the `prometheus` crate's `TextEncoder` wrote them when they were `GaugeVec`s: `# HELP` and
 /// `# TYPE … gauge` once per family, one line per partition with the labels in name order
 /// (`partition`, `topic`), label values escaped (`\\`, `\n`, `\"`), values as Rust formats
@@ -259,6 +265,19 @@ pub fn write_lag_families(out: &mut String, lag: &BTreeMap<Partition, PartitionL
         write_labels(out, LAG_SECONDS.0, p);
         write_float(out, l.lag_seconds);
         out.push('\n');
+    }
+    if lag.values().any(|l| l.owner.is_some()) {
+        write_header(out, OWNER);
+        for (p, l) in lag {
+            if let Some(owner) = &l.owner {
+                out.push_str(OWNER.0);
+                out.push_str("{member=\"");
+                push_escaped(out, owner, true);
+                let _ = write!(out, "\",partition=\"{}\",topic=\"", p.partition);
+                push_escaped(out, &p.topic, true);
+                out.push_str("\"} 1\n");
+            }
+        }
     }
 }
 
@@ -417,6 +436,7 @@ mod tests {
                         end: Some(lag_records),
                         lag_records,
                         lag_seconds,
+                        owner: None,
                     },
                 )
             })
@@ -504,6 +524,37 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn owners_are_an_info_family_of_the_owned_partitions() {
+        let mut lag = table(&[("t", 0, 5, 1.0), ("t", 1, 7, 2.0), ("t", 2, 0, 0.0)]);
+        let owners = [Some("member-0"), Some("we\"ird"), None];
+        for (l, owner) in lag.values_mut().zip(owners) {
+            l.owner = owner.map(str::to_string);
+        }
+        let mut text = String::new();
+        write_lag_families(&mut text, &lag);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("mooring_partition_owner"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "mooring_partition_owner{member=\"member-0\",partition=\"0\",topic=\"t\"} 1",
+                "mooring_partition_owner{member=\"we\\\"ird\",partition=\"1\",topic=\"t\"} 1",
+            ]
+        );
+        assert_eq!(
+            text.matches("# TYPE mooring_partition_owner gauge\n")
+                .count(),
+            1
+        );
+        // Without owners (no Stable view yet) the family is left out, not written empty.
+        let mut none = String::new();
+        write_lag_families(&mut none, &table(&[("t", 0, 5, 1.0)]));
+        assert!(!none.contains("mooring_partition_owner"), "{none}");
     }
 
     #[test]

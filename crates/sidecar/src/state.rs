@@ -184,6 +184,9 @@ pub struct PartitionLag {
     pub lag_records: i64,
     /// Estimated seconds behind.
     pub lag_seconds: f64,
+    /// The member that owns the partition, by its `group.instance.id` (else its member id), from
+    /// the last Stable DescribeGroups (the broker lists no assignments while it rebalances).
+    pub owner: Option<String>,
 }
 
 /// Everything, behind one mutex.

@@ -131,6 +131,16 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
         client.list_offsets(&partitions, OffsetSpec::Latest).await?
     };
 
+    // Outside Stable the broker lists no assignments: owners are then kept from the last view.
+    let owners: Option<BTreeMap<Partition, String>> = (description.state == "Stable").then(|| {
+        members
+            .iter()
+            .flat_map(|m| {
+                let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
+                m.partitions.iter().map(|p| (p.clone(), owner.clone()))
+            })
+            .collect()
+    });
     let now = unix_now();
     let mut state = app.state();
     state.group = Some(GroupView {
@@ -167,11 +177,16 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
             (Some(c), Some(s)) => s.time_lag(c, now),
             _ => 0.0,
         };
+        let owner = match &owners {
+            Some(owners) => owners.get(&key).cloned(),
+            None => state.lag.get(&key).and_then(|l| l.owner.clone()),
+        };
         let lag = PartitionLag {
             committed,
             end,
             lag_records,
             lag_seconds,
+            owner,
         };
         match state.lag.get_mut(&key) {
             Some(entry) => *entry = lag,

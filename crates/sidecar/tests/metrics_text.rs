@@ -148,6 +148,7 @@ fn lag(records: i64, seconds: f64) -> PartitionLag {
         end: Some(records),
         lag_records: records,
         lag_seconds: seconds,
+        owner: None,
     }
 }
 

@@ -991,6 +991,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
                     end: Some(1000 + i64::from(p)),
                     lag_records: 1000 + i64::from(p),
                     lag_seconds: 1.5 + f64::from(p) / 1000.0,
+                    owner: Some(format!("member-{}", p % 3)),
                 },
             );
         }
