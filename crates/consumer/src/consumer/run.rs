@@ -2,6 +2,7 @@
 //! the telemetry forwarders and auto-commit, runs the fetch loop until shutdown, then drains,
 //! commits and closes.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -278,8 +279,9 @@ async fn auto_commit(
 /// Group subscriptions follow the topics' metadata, refreshed every `metadata.max.age.ms` and,
 /// while a subscribed topic is missing (not created yet, or not yet known to this broker), every
 /// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. Every refresh
-/// re-evaluates a pattern (a change resubscribes) and tells the member, whose leader rejoins when
-/// partition counts moved from those it assigned: new partitions and topics get consumed.
+/// re-evaluates a pattern (a change resubscribes) and, when the subscribed topics' partition
+/// counts changed, tells the member, whose leader rejoins when they moved from those it assigned:
+/// new partitions and topics get consumed.
 async fn watch_metadata(shared: Arc<Shared>, member: GroupHandle<Client>) {
     let client = &shared.fetch_client;
     let refresher = client.spawn_metadata_refresher();
@@ -289,6 +291,7 @@ async fn watch_metadata(shared: Arc<Shared>, member: GroupHandle<Client>) {
         shared.config.client.retry_backoff_max,
     );
     let mut backoff = first_backoff;
+    let mut last_counts: Option<BTreeMap<String, usize>> = None;
     loop {
         let missing: Vec<String> = {
             let metadata = updates.borrow();
@@ -329,8 +332,22 @@ async fn watch_metadata(shared: Arc<Shared>, member: GroupHandle<Client>) {
                 }
             }
         }
-        if member.metadata_changed().await.is_err() {
-            break;
+        // Only when the subscribed topics' partition counts moved: the leader's check fetches
+        // metadata itself, and that snapshot must not notify it again.
+        let counts: BTreeMap<String, usize> = shared
+            .subs()
+            .subscribed_topics()
+            .into_iter()
+            .filter_map(|t| {
+                let count = metadata.topics.get(&t)?.partitions.len();
+                (count > 0).then_some((t, count))
+            })
+            .collect();
+        if last_counts.as_ref() != Some(&counts) {
+            last_counts = Some(counts);
+            if member.metadata_changed().await.is_err() {
+                break;
+            }
         }
     }
     refresher.abort();
