@@ -32,7 +32,7 @@
 
 use std::time::Duration;
 
-use mooring_coordinator::config::{unknown_key_error, KeySpec, ValueKind, CLIENT_KEYS};
+use mooring_coordinator::config::{key, unknown_key_error, KeySpec, ValueKind, BOOL, CLIENT_KEYS};
 use mooring_coordinator::group::GroupConfig;
 use mooring_coordinator::ClientConfig;
 
@@ -60,16 +60,6 @@ impl IsolationLevel {
         }
     }
 }
-
-const fn key(name: &'static str, kind: ValueKind, default: &'static str) -> KeySpec {
-    KeySpec {
-        name,
-        kind,
-        default,
-    }
-}
-
-const BOOL: ValueKind = ValueKind::OneOf(&["true", "false"]);
 
 /// The group member's keys ([`GroupConfig::from_properties`] reads them).
 pub const GROUP_KEYS: &[KeySpec] = &[

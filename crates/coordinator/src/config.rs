@@ -317,7 +317,11 @@ pub struct KeySpec {
     pub default: &'static str,
 }
 
-const fn key(name: &'static str, kind: ValueKind, default: &'static str) -> KeySpec {
+/// A boolean key's kind.
+pub const BOOL: ValueKind = ValueKind::OneOf(&["true", "false"]);
+
+/// A [`KeySpec`] (for the key tables of this crate and the crates above it).
+pub const fn key(name: &'static str, kind: ValueKind, default: &'static str) -> KeySpec {
     KeySpec {
         name,
         kind,

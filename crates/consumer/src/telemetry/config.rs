@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use mooring_coordinator::config::{KeySpec, ValueKind};
+use mooring_coordinator::config::{key, KeySpec, ValueKind, BOOL};
 
 use super::exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 use super::http::Endpoint;
@@ -82,21 +82,9 @@ pub struct TelemetryConfig {
     pub exporter: ExporterConfig,
 }
 
-const fn key(name: &'static str, kind: ValueKind, default: &'static str) -> KeySpec {
-    KeySpec {
-        name,
-        kind,
-        default,
-    }
-}
-
 /// The telemetry keys (part of the consumer's key table).
 pub const TELEMETRY_KEYS: &[KeySpec] = &[
-    key(
-        "mooring.telemetry.enabled",
-        ValueKind::OneOf(&["true", "false"]),
-        "false",
-    ),
+    key("mooring.telemetry.enabled", BOOL, "false"),
     key(
         "mooring.telemetry.endpoint",
         ValueKind::String,
