@@ -53,7 +53,7 @@ pub(crate) fn build(
             ..Default::default()
         };
         match topics.last_mut() {
-            Some(last) if last_topic_is(last, &tp.topic, by_id, ids) => {
+            Some(last) if same_topic((&last.topic, &last.topic_id), &tp.topic, by_id, ids) => {
                 last.partitions.push(partition)
             }
             _ => {
@@ -70,7 +70,7 @@ pub(crate) fn build(
     let mut forgotten: Vec<ForgottenTopic> = Vec::new();
     for tp in &plan.to_forget {
         match forgotten.last_mut() {
-            Some(last) if forgotten_topic_is(last, &tp.topic, by_id, ids) => {
+            Some(last) if same_topic((&last.topic, &last.topic_id), &tp.topic, by_id, ids) => {
                 last.partitions.push(tp.partition)
             }
             _ => {
@@ -112,29 +112,17 @@ pub(crate) fn build(
     })
 }
 
-fn last_topic_is(
-    last: &FetchTopic,
+/// Whether the request's last topic entry (`name`, `id`) is `topic`: by id from Fetch v13.
+fn same_topic(
+    (name, id): (&str, &Uuid),
     topic: &str,
     by_id: bool,
     ids: &BTreeMap<String, Uuid>,
 ) -> bool {
     if by_id {
-        ids.get(topic) == Some(&last.topic_id)
+        ids.get(topic) == Some(id)
     } else {
-        last.topic == topic
-    }
-}
-
-fn forgotten_topic_is(
-    last: &ForgottenTopic,
-    topic: &str,
-    by_id: bool,
-    ids: &BTreeMap<String, Uuid>,
-) -> bool {
-    if by_id {
-        ids.get(topic) == Some(&last.topic_id)
-    } else {
-        last.topic == topic
+        name == topic
     }
 }
 
