@@ -212,9 +212,27 @@ fn field_doc(f: &Field) -> String {
     format!("{} ({}).", about.trim_end_matches('.'), notes.join(", "))
 }
 
+/// Expression of the fewest bytes a value of `ty` takes on the wire at `version` (`flexible` in
+/// scope): what bounds the elements an array's count may pre-allocate. Null and empty values
+/// are as short as any.
+fn min_size(ty: &Ty) -> String {
+    match ty {
+        Ty::Bool | Ty::Int8 => "1".into(),
+        Ty::Int16 | Ty::Uint16 => "2".into(),
+        Ty::Int32 | Ty::Uint32 => "4".into(),
+        Ty::Int64 | Ty::Float64 => "8".into(),
+        Ty::Uuid => "16".into(),
+        Ty::String => "if flexible { 1 } else { 2 }".into(),
+        Ty::Bytes | Ty::Records | Ty::Array(_) => "if flexible { 1 } else { 4 }".into(),
+        Ty::Struct(n) => format!("{n}::min_encoded_size(version)"),
+    }
+}
+
 struct Gen<'a> {
     msg: &'a Message,
     s: &'a Struct,
+    /// Whether the struct gets a `min_encoded_size` (see [`min_size_structs`]).
+    min_size: bool,
 }
 
 impl Gen<'_> {
@@ -270,9 +288,11 @@ impl Gen<'_> {
             Ty::String => format!("read_string({input}, flexible)"),
             Ty::Bytes | Ty::Records => format!("read_bytes({input}, root, flexible)"),
             Ty::Struct(n) => format!("{n}::decode_from({input}, root, version)"),
-            Ty::Array(inner) => {
-                format!("read_array({input}, flexible, {})", self.elem_reader(inner))
-            }
+            Ty::Array(inner) => format!(
+                "read_array({input}, flexible, {}, {})",
+                min_size(inner),
+                self.elem_reader(inner)
+            ),
         }
     }
 
@@ -303,7 +323,8 @@ impl Gen<'_> {
             }
             Ty::Array(inner) => {
                 format!(
-                    "read_nullable_array({input}, flexible, {cond}, {})",
+                    "read_nullable_array({input}, flexible, {cond}, {}, {})",
+                    min_size(inner),
                     self.elem_reader(inner)
                 )
             }
@@ -409,6 +430,9 @@ impl Gen<'_> {
 
         // Decoding.
         out!(out, "impl {} {{", s.name);
+        if self.min_size {
+            self.emit_min_encoded_size(out);
+        }
         out!(out, "    fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {{");
         out!(
             out,
@@ -539,6 +563,35 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// `min_encoded_size(version)`: the fewest bytes this struct takes at `version` (its fields
+    /// present there at their shortest, tagged fields absent).
+    fn emit_min_encoded_size(&self, out: &mut String) {
+        let s = self.s;
+        out!(
+            out,
+            "    /// The fewest bytes this struct takes on the wire at `version`."
+        );
+        out!(
+            out,
+            "    pub(crate) fn min_encoded_size(version: i16) -> usize {{"
+        );
+        out!(
+            out,
+            "        let flexible = {}::is_flexible(version);",
+            self.msg.name
+        );
+        out!(out, "        let mut size = usize::from(flexible);");
+        for f in s.fields.iter().filter(|f| f.tag.is_none()) {
+            let add = format!("size += {};", min_size(&f.ty));
+            match f.versions.condition(s.context) {
+                None => out!(out, "        {add}"),
+                Some(cond) => out!(out, "        if {cond} {{ {add} }}"),
+            }
+        }
+        out!(out, "        size");
+        out!(out, "    }}\n");
+    }
+
     fn unknown_label(&self) -> String {
         if self.s.is_message {
             "unknown_tagged_fields".into()
@@ -618,6 +671,69 @@ impl Gen<'_> {
             cond => format!("if {cond} {{ g.option(|g| {base}) }} else {{ Some({base}) }}"),
         }
     }
+}
+
+/// The structs of `m` whose `min_encoded_size` is called: the elements of arrays, and the structs
+/// that are untagged fields of those, transitively.
+fn min_size_structs(m: &Message) -> std::collections::BTreeSet<String> {
+    fn array_elem(ty: &Ty) -> Option<&str> {
+        match ty {
+            Ty::Array(inner) => match inner.as_ref() {
+                Ty::Struct(n) => Some(n),
+                other => array_elem(other),
+            },
+            _ => None,
+        }
+    }
+    let mut needed: std::collections::BTreeSet<String> = m
+        .structs
+        .iter()
+        .flat_map(|s| &s.fields)
+        .filter_map(|f| array_elem(&f.ty).map(str::to_owned))
+        .collect();
+    loop {
+        let more: Vec<String> = m
+            .structs
+            .iter()
+            .filter(|s| needed.contains(&s.name))
+            .flat_map(|s| s.fields.iter().filter(|f| f.tag.is_none()))
+            .filter_map(|f| match &f.ty {
+                Ty::Struct(n) if !needed.contains(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        if more.is_empty() {
+            return needed;
+        }
+        needed.extend(more);
+    }
+}
+
+/// A test that each `min_encoded_size` is the length of its default value
+/// encoded (empty strings, arrays and bytes, nulls and zeros are as short as values get), at
+/// every version it exists in.
+fn emit_min_size_test(out: &mut String, req: &Message, resp: &Message) {
+    out!(out, "    #[test]");
+    out!(out, "    fn minimum_sizes_are_those_of_the_defaults() {{");
+    for m in [req, resp] {
+        let needed = min_size_structs(m);
+        for s in m.structs.iter().filter(|s| needed.contains(&s.name)) {
+            let Some((lo, hi)) = s.context.intersect(m.valid).0 else {
+                continue;
+            };
+            out!(out, "        for version in {lo}..={hi} {{");
+            out!(out, "            let mut buf = BytesMut::new();");
+            out!(out, "            {}::default().encode_into(&mut buf, version).expect(\"a default encodes\");", s.name);
+            out!(
+                out,
+                "            assert_eq!(buf.len(), {}::min_encoded_size(version), \"{} v{{version}}\");",
+                s.name,
+                s.name
+            );
+            out!(out, "        }}");
+        }
+    }
+    out!(out, "    }}");
 }
 
 fn module_doc(api: &str, req: &Message, resp: &Message) -> String {
@@ -705,8 +821,15 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
         }
     }
     for (m, other) in [(req, resp), (resp, req)] {
+        let needed = min_size_structs(m);
         for (i, s) in m.structs.iter().enumerate() {
-            Gen { msg: m, s }.emit_struct(out)?;
+            let min_size = needed.contains(&s.name);
+            Gen {
+                msg: m,
+                s,
+                min_size,
+            }
+            .emit_struct(out)?;
             if i == 0 {
                 emit_message_impl(out, m, other);
             }
@@ -722,7 +845,12 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
     out!(out, "    use proptest::prelude::*;\n");
     for m in [req, resp] {
         for s in &m.structs {
-            Gen { msg: m, s }.emit_arbitrary(out)?;
+            Gen {
+                msg: m,
+                s,
+                min_size: false,
+            }
+            .emit_arbitrary(out)?;
         }
     }
     out!(out, "    proptest! {{");
@@ -741,7 +869,8 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
         out!(out, "            garbage(seed, &noise, arb_{fname})?;");
         out!(out, "        }}\n");
     }
-    out!(out, "    }}");
+    out!(out, "    }}\n");
+    emit_min_size_test(out, req, resp);
     out!(out, "}}");
     // Import exactly the helpers the file uses.
     let code_part = body.split("#[cfg(test)]").next().unwrap_or_default();

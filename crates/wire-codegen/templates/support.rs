@@ -147,21 +147,25 @@ fn read_nullable_bytes<'a>(
     Ok((rest, b.map(|b| share(root, b))))
 }
 
+/// An array whose elements take at least `min_size` bytes each on the wire (which bounds what a
+/// count read off the wire may pre-allocate).
 fn read_array<'a, T>(
     input: &'a [u8],
     flexible: bool,
+    min_size: usize,
     elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
 ) -> PResult<'a, Vec<T>> {
-    primitives::array(flexible, elem)(input)
+    primitives::array(flexible, min_size, elem)(input)
 }
 
 fn read_nullable_array<'a, T>(
     input: &'a [u8],
     flexible: bool,
     nullable: bool,
+    min_size: usize,
     elem: impl FnMut(&'a [u8]) -> PResult<'a, T>,
 ) -> PResult<'a, Option<Vec<T>>> {
-    let (rest, v) = primitives::nullable_array(flexible, elem)(input)?;
+    let (rest, v) = primitives::nullable_array(flexible, min_size, elem)(input)?;
     if v.is_none() && !nullable {
         return Err(null_refused());
     }

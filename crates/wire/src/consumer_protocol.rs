@@ -106,9 +106,12 @@ fn check_version(api: &'static str, version: i16) -> Result<(), EncodeError> {
     Ok(())
 }
 
+/// The smallest encoding of a topic's partitions: an empty topic name (2) and an empty array (4).
+const TOPIC_PARTITIONS_MIN: usize = 6;
+
 fn topic_partitions(input: &[u8]) -> crate::primitives::PResult<'_, TopicPartitions> {
     let (rest, topic) = str(false)(input)?;
-    let (rest, partitions) = array(false, int32)(rest)?;
+    let (rest, partitions) = array(false, 4, int32)(rest)?;
     Ok((
         rest,
         TopicPartitions {
@@ -151,7 +154,7 @@ impl Subscription {
     /// subscription. Bytes after the known fields are ignored (a newer version's fields).
     pub fn decode(bytes: &Bytes) -> Result<(i16, Subscription), DecodeError> {
         let (input, wire_version, version) = read_version(bytes, Self::API)?;
-        let (input, topics) = array(false, str(false))(input)?;
+        let (input, topics) = array(false, 2, str(false))(input)?;
         let (mut input, user_data) = nullable_bytes(false)(input)?;
         let mut sub = Subscription {
             topics: topics.into_iter().map(str::to_owned).collect(),
@@ -159,7 +162,7 @@ impl Subscription {
             ..Subscription::default()
         };
         if version >= 1 {
-            let (rest, owned) = array(false, topic_partitions)(input)?;
+            let (rest, owned) = array(false, TOPIC_PARTITIONS_MIN, topic_partitions)(input)?;
             sub.owned_partitions = owned;
             input = rest;
         }
@@ -239,7 +242,7 @@ impl Assignment {
     /// assignment. Bytes after the known fields are ignored.
     pub fn decode(bytes: &Bytes) -> Result<(i16, Assignment), DecodeError> {
         let (input, wire_version, _) = read_version(bytes, Self::API)?;
-        let (input, partitions) = array(false, topic_partitions)(input)?;
+        let (input, partitions) = array(false, TOPIC_PARTITIONS_MIN, topic_partitions)(input)?;
         let (_, user_data) = nullable_bytes(false)(input)?;
         Ok((
             wire_version,
@@ -274,7 +277,8 @@ impl StickyAssignorUserData {
     /// does. Java treats data that is neither as "no previous assignment, generation -1"; we
     /// return the error and leave that choice to the assignor.
     pub fn decode(data: &[u8]) -> Result<Self, DecodeError> {
-        let (rest, previous_assignment) = array(false, topic_partitions)(data)?;
+        let (rest, previous_assignment) =
+            array(false, TOPIC_PARTITIONS_MIN, topic_partitions)(data)?;
         let generation = int32(rest).ok().map(|(_, g)| g);
         Ok(StickyAssignorUserData {
             previous_assignment,

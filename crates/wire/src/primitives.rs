@@ -166,6 +166,12 @@ fn checked_len(len: u64, input: &[u8]) -> Result<usize, nom::Err<DecodeError>> {
     Ok(len as usize)
 }
 
+/// How many elements to reserve room for: the count claimed, but no more than `left` bytes can
+/// hold at `min_size` bytes each.
+pub fn prealloc(count: usize, left: usize, min_size: usize) -> usize {
+    count.min(left / min_size.max(1))
+}
+
 /// A classic (int16) or compact length prefix, `None` for null.
 fn length<'a>(input: &'a [u8], compact: bool, wide: bool) -> PResult<'a, Option<u64>> {
     if compact {
@@ -238,12 +244,18 @@ pub fn bytes(compact: bool) -> impl Fn(&[u8]) -> PResult<'_, &[u8]> {
     }
 }
 
-/// ARRAY / COMPACT_ARRAY of elements parsed by `elem`; `None` for a null array.
+/// ARRAY / COMPACT_ARRAY of elements parsed by `elem`, each at least `min_elem_size` bytes on
+/// the wire; `None` for a null array.
 ///
 /// The count is not trusted: it is refused when larger than the bytes left (every element of
-/// every schema we decode takes at least one byte), so it can neither loop long nor over-allocate.
+/// every schema we decode takes at least one byte), so it cannot loop long; and the vector is
+/// pre-allocated for at most as many elements as the bytes left can hold at `min_elem_size`
+/// each, so a count read off the wire can reserve no more than the input could fill (an element
+/// in memory is often many times its smallest encoding: a 1 MiB frame claiming a million
+/// structs of 100 bytes must not reserve 100 MiB before the first one fails to parse).
 pub fn nullable_array<'a, O, F>(
     compact: bool,
+    min_elem_size: usize,
     mut elem: F,
 ) -> impl FnMut(&'a [u8]) -> PResult<'a, Option<Vec<O>>>
 where
@@ -255,7 +267,7 @@ where
             return Ok((rest, None));
         };
         let count = checked_len(count, rest)?;
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(prealloc(count, rest.len(), min_elem_size));
         for _ in 0..count {
             let (r, v) = elem.parse(rest)?;
             rest = r;
@@ -265,12 +277,16 @@ where
     }
 }
 
-/// ARRAY / COMPACT_ARRAY that must not be null.
-pub fn array<'a, O, F>(compact: bool, elem: F) -> impl FnMut(&'a [u8]) -> PResult<'a, Vec<O>>
+/// ARRAY / COMPACT_ARRAY that must not be null (see [`nullable_array`] for `min_elem_size`).
+pub fn array<'a, O, F>(
+    compact: bool,
+    min_elem_size: usize,
+    elem: F,
+) -> impl FnMut(&'a [u8]) -> PResult<'a, Vec<O>>
 where
     F: Parser<&'a [u8], Output = O, Error = DecodeError>,
 {
-    let mut inner = nullable_array(compact, elem);
+    let mut inner = nullable_array(compact, min_elem_size, elem);
     move |input: &'a [u8]| {
         let (rest, v) = inner(input)?;
         Ok((rest, non_null(v)?))
@@ -284,7 +300,8 @@ pub type RawTaggedField<'a> = (u32, &'a [u8]);
 pub fn tagged_fields(input: &[u8]) -> PResult<'_, Vec<RawTaggedField<'_>>> {
     let (mut rest, count) = unsigned_varint(input)?;
     let count = checked_len(u64::from(count), rest)?;
-    let mut out = Vec::with_capacity(count);
+    // A tag and a size, one byte each at least.
+    let mut out = Vec::with_capacity(prealloc(count, rest.len(), 2));
     let mut last: Option<u32> = None;
     for _ in 0..count {
         let (r, tag) = unsigned_varint(rest)?;
@@ -491,7 +508,7 @@ mod tests {
     fn hostile_lengths_are_refused_before_allocation() {
         // An array claiming 2^31-1 elements in a 4-byte input.
         let input = [0x7f, 0xff, 0xff, 0xff];
-        let err = array(false, int32)(&input[..]).unwrap_err();
+        let err = array(false, 4, int32)(&input[..]).unwrap_err();
         assert_eq!(
             err,
             nom::Err::Error(DecodeError::LengthExceedsInput {
@@ -559,8 +576,8 @@ mod tests {
 
         #[test]
         fn decoders_never_panic(input in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let _ = nullable_array(true, str(true))(&input[..]);
-            let _ = nullable_array(false, nullable_bytes(false))(&input[..]);
+            let _ = nullable_array(true, 1, str(true))(&input[..]);
+            let _ = nullable_array(false, 4, nullable_bytes(false))(&input[..]);
             let _ = tagged_fields(&input);
             let _ = varlong(&input);
         }

@@ -187,9 +187,12 @@ impl ApiVersionsResponse {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ApiVersionsResponse::is_flexible(version);
         let (input, error_code) = primitives::int16(input)?;
-        let (input, api_keys) = read_array(input, flexible, |i| {
-            ApiVersion::decode_from(i, root, version)
-        })?;
+        let (input, api_keys) = read_array(
+            input,
+            flexible,
+            ApiVersion::min_encoded_size(version),
+            |i| ApiVersion::decode_from(i, root, version),
+        )?;
         let (input, throttle_time_ms) = if version >= 1 {
             primitives::int32(input)?
         } else {
@@ -209,9 +212,12 @@ impl ApiVersionsResponse {
             match tag {
                 0 if version >= 3 => {
                     supported_features = read_tagged(value, "supported_features", |i| {
-                        read_array(i, flexible, |i| {
-                            SupportedFeatureKey::decode_from(i, root, version)
-                        })
+                        read_array(
+                            i,
+                            flexible,
+                            SupportedFeatureKey::min_encoded_size(version),
+                            |i| SupportedFeatureKey::decode_from(i, root, version),
+                        )
                     })?
                 }
                 1 if version >= 3 => {
@@ -220,9 +226,12 @@ impl ApiVersionsResponse {
                 }
                 2 if version >= 3 => {
                     finalized_features = read_tagged(value, "finalized_features", |i| {
-                        read_array(i, flexible, |i| {
-                            FinalizedFeatureKey::decode_from(i, root, version)
-                        })
+                        read_array(
+                            i,
+                            flexible,
+                            FinalizedFeatureKey::min_encoded_size(version),
+                            |i| FinalizedFeatureKey::decode_from(i, root, version),
+                        )
                     })?
                 }
                 3 if version >= 3 => {
@@ -360,6 +369,16 @@ pub struct ApiVersion {
 }
 
 impl ApiVersion {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ApiVersionsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 2;
+        size += 2;
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ApiVersionsResponse::is_flexible(version);
         let (input, api_key) = primitives::int16(input)?;
@@ -414,6 +433,16 @@ pub struct SupportedFeatureKey {
 }
 
 impl SupportedFeatureKey {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ApiVersionsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += 2;
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ApiVersionsResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -472,6 +501,16 @@ pub struct FinalizedFeatureKey {
 }
 
 impl FinalizedFeatureKey {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ApiVersionsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += 2;
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ApiVersionsResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -620,5 +659,42 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_api_versions_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=5 {
+            let mut buf = BytesMut::new();
+            ApiVersion::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ApiVersion::min_encoded_size(version),
+                "ApiVersion v{version}"
+            );
+        }
+        for version in 3..=5 {
+            let mut buf = BytesMut::new();
+            SupportedFeatureKey::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                SupportedFeatureKey::min_encoded_size(version),
+                "SupportedFeatureKey v{version}"
+            );
+        }
+        for version in 3..=5 {
+            let mut buf = BytesMut::new();
+            FinalizedFeatureKey::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                FinalizedFeatureKey::min_encoded_size(version),
+                "FinalizedFeatureKey v{version}"
+            );
+        }
     }
 }

@@ -43,9 +43,12 @@ impl Default for CreateTopicsRequest {
 impl CreateTopicsRequest {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsRequest::is_flexible(version);
-        let (input, topics) = read_array(input, flexible, |i| {
-            CreatableTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            CreatableTopic::min_encoded_size(version),
+            |i| CreatableTopic::decode_from(i, root, version),
+        )?;
         let (input, timeout_ms) = primitives::int32(input)?;
         let (input, validate_only) = primitives::boolean(input)?;
         let mut unknown_tagged_fields = Vec::new();
@@ -126,17 +129,35 @@ pub struct CreatableTopic {
 }
 
 impl CreatableTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = CreateTopicsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        size += 2;
+        size += if flexible { 1 } else { 4 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsRequest::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
         let (input, num_partitions) = primitives::int32(input)?;
         let (input, replication_factor) = primitives::int16(input)?;
-        let (input, assignments) = read_array(input, flexible, |i| {
-            CreatableReplicaAssignment::decode_from(i, root, version)
-        })?;
-        let (input, configs) = read_array(input, flexible, |i| {
-            CreatableTopicConfig::decode_from(i, root, version)
-        })?;
+        let (input, assignments) = read_array(
+            input,
+            flexible,
+            CreatableReplicaAssignment::min_encoded_size(version),
+            |i| CreatableReplicaAssignment::decode_from(i, root, version),
+        )?;
+        let (input, configs) = read_array(
+            input,
+            flexible,
+            CreatableTopicConfig::min_encoded_size(version),
+            |i| CreatableTopicConfig::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -198,10 +219,19 @@ pub struct CreatableReplicaAssignment {
 }
 
 impl CreatableReplicaAssignment {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = CreateTopicsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsRequest::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
-        let (input, broker_ids) = read_array(input, flexible, primitives::int32)?;
+        let (input, broker_ids) = read_array(input, flexible, 4, primitives::int32)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -264,6 +294,15 @@ impl Default for CreatableTopicConfig {
 }
 
 impl CreatableTopicConfig {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = CreateTopicsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsRequest::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -326,9 +365,12 @@ impl CreateTopicsResponse {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsResponse::is_flexible(version);
         let (input, throttle_time_ms) = primitives::int32(input)?;
-        let (input, topics) = read_array(input, flexible, |i| {
-            CreatableTopicResult::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            CreatableTopicResult::min_encoded_size(version),
+            |i| CreatableTopicResult::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -427,6 +469,28 @@ impl Default for CreatableTopicResult {
 }
 
 impl CreatableTopicResult {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = CreateTopicsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        if version >= 7 {
+            size += 16;
+        }
+        size += 2;
+        size += if flexible { 1 } else { 2 };
+        if version >= 5 {
+            size += 4;
+        }
+        if version >= 5 {
+            size += 2;
+        }
+        if version >= 5 {
+            size += if flexible { 1 } else { 4 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -449,9 +513,13 @@ impl CreatableTopicResult {
             (input, -1)
         };
         let (input, configs) = if version >= 5 {
-            read_nullable_array(input, flexible, true, |i| {
-                CreatableTopicConfigs::decode_from(i, root, version)
-            })?
+            read_nullable_array(
+                input,
+                flexible,
+                true,
+                CreatableTopicConfigs::min_encoded_size(version),
+                |i| CreatableTopicConfigs::decode_from(i, root, version),
+            )?
         } else {
             (input, Some(Vec::new()))
         };
@@ -604,6 +672,18 @@ impl Default for CreatableTopicConfigs {
 }
 
 impl CreatableTopicConfigs {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = CreateTopicsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += 1;
+        size += 1;
+        size += 1;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = CreateTopicsResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -772,5 +852,64 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_create_topics_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 2..=7 {
+            let mut buf = BytesMut::new();
+            CreatableTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                CreatableTopic::min_encoded_size(version),
+                "CreatableTopic v{version}"
+            );
+        }
+        for version in 2..=7 {
+            let mut buf = BytesMut::new();
+            CreatableReplicaAssignment::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                CreatableReplicaAssignment::min_encoded_size(version),
+                "CreatableReplicaAssignment v{version}"
+            );
+        }
+        for version in 2..=7 {
+            let mut buf = BytesMut::new();
+            CreatableTopicConfig::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                CreatableTopicConfig::min_encoded_size(version),
+                "CreatableTopicConfig v{version}"
+            );
+        }
+        for version in 2..=7 {
+            let mut buf = BytesMut::new();
+            CreatableTopicResult::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                CreatableTopicResult::min_encoded_size(version),
+                "CreatableTopicResult v{version}"
+            );
+        }
+        for version in 5..=7 {
+            let mut buf = BytesMut::new();
+            CreatableTopicConfigs::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                CreatableTopicConfigs::min_encoded_size(version),
+                "CreatableTopicConfigs v{version}"
+            );
+        }
     }
 }

@@ -33,14 +33,19 @@ impl DeleteTopicsRequest {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DeleteTopicsRequest::is_flexible(version);
         let (input, topics) = if version >= 6 {
-            read_array(input, flexible, |i| {
-                DeleteTopicState::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                DeleteTopicState::min_encoded_size(version),
+                |i| DeleteTopicState::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
         let (input, topic_names) = if version <= 5 {
-            read_array(input, flexible, |i| read_string(i, flexible))?
+            read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+                read_string(i, flexible)
+            })?
         } else {
             (input, Vec::new())
         };
@@ -128,6 +133,15 @@ pub struct DeleteTopicState {
 }
 
 impl DeleteTopicState {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = DeleteTopicsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += 16;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DeleteTopicsRequest::is_flexible(version);
         let (input, name) = read_nullable_string(input, flexible, true)?;
@@ -190,9 +204,12 @@ impl DeleteTopicsResponse {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DeleteTopicsResponse::is_flexible(version);
         let (input, throttle_time_ms) = primitives::int32(input)?;
-        let (input, responses) = read_array(input, flexible, |i| {
-            DeletableTopicResult::decode_from(i, root, version)
-        })?;
+        let (input, responses) = read_array(
+            input,
+            flexible,
+            DeletableTopicResult::min_encoded_size(version),
+            |i| DeletableTopicResult::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -279,6 +296,21 @@ impl Default for DeletableTopicResult {
 }
 
 impl DeletableTopicResult {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = DeleteTopicsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        if version >= 6 {
+            size += 16;
+        }
+        size += 2;
+        if version >= 5 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DeleteTopicsResponse::is_flexible(version);
         let (input, name) = read_nullable_string(input, flexible, version >= 6)?;
@@ -442,5 +474,31 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_delete_topics_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 6..=6 {
+            let mut buf = BytesMut::new();
+            DeleteTopicState::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                DeleteTopicState::min_encoded_size(version),
+                "DeleteTopicState v{version}"
+            );
+        }
+        for version in 1..=6 {
+            let mut buf = BytesMut::new();
+            DeletableTopicResult::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                DeletableTopicResult::min_encoded_size(version),
+                "DeletableTopicResult v{version}"
+            );
+        }
     }
 }

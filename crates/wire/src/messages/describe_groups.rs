@@ -30,7 +30,9 @@ pub struct DescribeGroupsRequest {
 impl DescribeGroupsRequest {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DescribeGroupsRequest::is_flexible(version);
-        let (input, groups) = read_array(input, flexible, |i| read_string(i, flexible))?;
+        let (input, groups) = read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+            read_string(i, flexible)
+        })?;
         let (input, include_authorized_operations) = if version >= 3 {
             primitives::boolean(input)?
         } else {
@@ -117,9 +119,12 @@ impl DescribeGroupsResponse {
         } else {
             (input, 0)
         };
-        let (input, groups) = read_array(input, flexible, |i| {
-            DescribedGroup::decode_from(i, root, version)
-        })?;
+        let (input, groups) = read_array(
+            input,
+            flexible,
+            DescribedGroup::min_encoded_size(version),
+            |i| DescribedGroup::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -222,6 +227,25 @@ impl Default for DescribedGroup {
 }
 
 impl DescribedGroup {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = DescribeGroupsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 2;
+        if version >= 6 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        if version >= 3 {
+            size += 4;
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DescribeGroupsResponse::is_flexible(version);
         let (input, error_code) = primitives::int16(input)?;
@@ -234,9 +258,12 @@ impl DescribedGroup {
         let (input, group_state) = read_string(input, flexible)?;
         let (input, protocol_type) = read_string(input, flexible)?;
         let (input, protocol_data) = read_string(input, flexible)?;
-        let (input, members) = read_array(input, flexible, |i| {
-            DescribedGroupMember::decode_from(i, root, version)
-        })?;
+        let (input, members) = read_array(
+            input,
+            flexible,
+            DescribedGroupMember::min_encoded_size(version),
+            |i| DescribedGroupMember::decode_from(i, root, version),
+        )?;
         let (input, authorized_operations) = if version >= 3 {
             primitives::int32(input)?
         } else {
@@ -333,6 +360,21 @@ pub struct DescribedGroupMember {
 }
 
 impl DescribedGroupMember {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = DescribeGroupsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        if version >= 4 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = DescribeGroupsResponse::is_flexible(version);
         let (input, member_id) = read_string(input, flexible)?;
@@ -495,5 +537,31 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_describe_groups_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=6 {
+            let mut buf = BytesMut::new();
+            DescribedGroup::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                DescribedGroup::min_encoded_size(version),
+                "DescribedGroup v{version}"
+            );
+        }
+        for version in 0..=6 {
+            let mut buf = BytesMut::new();
+            DescribedGroupMember::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                DescribedGroupMember::min_encoded_size(version),
+                "DescribedGroupMember v{version}"
+            );
+        }
     }
 }

@@ -92,13 +92,19 @@ impl FetchRequest {
         } else {
             (input, -1)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            FetchTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            FetchTopic::min_encoded_size(version),
+            |i| FetchTopic::decode_from(i, root, version),
+        )?;
         let (input, forgotten_topics_data) = if version >= 7 {
-            read_array(input, flexible, |i| {
-                ForgottenTopic::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                ForgottenTopic::min_encoded_size(version),
+                |i| ForgottenTopic::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -322,6 +328,20 @@ pub struct FetchTopic {
 }
 
 impl FetchTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 12 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 13 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchRequest::is_flexible(version);
         let (input, topic) = if version <= 12 {
@@ -334,9 +354,12 @@ impl FetchTopic {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            FetchPartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            FetchPartition::min_encoded_size(version),
+            |i| FetchPartition::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -423,6 +446,25 @@ impl Default for FetchPartition {
 }
 
 impl FetchPartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        if version >= 9 {
+            size += 4;
+        }
+        size += 8;
+        if version >= 12 {
+            size += 4;
+        }
+        if version >= 5 {
+            size += 8;
+        }
+        size += 4;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchRequest::is_flexible(version);
         let (input, partition) = primitives::int32(input)?;
@@ -564,6 +606,20 @@ pub struct ForgottenTopic {
 }
 
 impl ForgottenTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 12 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 13 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchRequest::is_flexible(version);
         let (input, topic) = if version <= 12 {
@@ -576,7 +632,7 @@ impl ForgottenTopic {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, primitives::int32)?;
+        let (input, partitions) = read_array(input, flexible, 4, primitives::int32)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -658,9 +714,12 @@ impl FetchResponse {
         } else {
             (input, 0)
         };
-        let (input, responses) = read_array(input, flexible, |i| {
-            FetchableTopicResponse::decode_from(i, root, version)
-        })?;
+        let (input, responses) = read_array(
+            input,
+            flexible,
+            FetchableTopicResponse::min_encoded_size(version),
+            |i| FetchableTopicResponse::decode_from(i, root, version),
+        )?;
         let mut node_endpoints = Vec::new();
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
@@ -672,7 +731,9 @@ impl FetchResponse {
             match tag {
                 0 if version >= 16 => {
                     node_endpoints = read_tagged(value, "node_endpoints", |i| {
-                        read_array(i, flexible, |i| NodeEndpoint::decode_from(i, root, version))
+                        read_array(i, flexible, NodeEndpoint::min_encoded_size(version), |i| {
+                            NodeEndpoint::decode_from(i, root, version)
+                        })
                     })?
                 }
                 _ => unknown_tagged_fields.push((tag, share(root, value))),
@@ -770,6 +831,20 @@ pub struct FetchableTopicResponse {
 }
 
 impl FetchableTopicResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 12 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 13 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchResponse::is_flexible(version);
         let (input, topic) = if version <= 12 {
@@ -782,9 +857,12 @@ impl FetchableTopicResponse {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            PartitionData::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            PartitionData::min_encoded_size(version),
+            |i| PartitionData::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -886,6 +964,25 @@ impl Default for PartitionData {
 }
 
 impl PartitionData {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 2;
+        size += 8;
+        size += 8;
+        if version >= 5 {
+            size += 8;
+        }
+        size += if flexible { 1 } else { 4 };
+        if version >= 11 {
+            size += 4;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchResponse::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -900,9 +997,13 @@ impl PartitionData {
         let mut diverging_epoch = EpochEndOffset::default();
         let mut current_leader = LeaderIdAndEpoch::default();
         let mut snapshot_id = SnapshotId::default();
-        let (input, aborted_transactions) = read_nullable_array(input, flexible, true, |i| {
-            AbortedTransaction::decode_from(i, root, version)
-        })?;
+        let (input, aborted_transactions) = read_nullable_array(
+            input,
+            flexible,
+            true,
+            AbortedTransaction::min_encoded_size(version),
+            |i| AbortedTransaction::decode_from(i, root, version),
+        )?;
         let (input, preferred_read_replica) = if version >= 11 {
             primitives::int32(input)?
         } else {
@@ -1245,6 +1346,15 @@ pub struct AbortedTransaction {
 }
 
 impl AbortedTransaction {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 8;
+        size += 8;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchResponse::is_flexible(version);
         let (input, producer_id) = primitives::int64(input)?;
@@ -1302,6 +1412,17 @@ pub struct NodeEndpoint {
 }
 
 impl NodeEndpoint {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FetchResponse::is_flexible(version);
         let (input, node_id) = primitives::int32(input)?;
@@ -1577,5 +1698,86 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_fetch_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 4..=18 {
+            let mut buf = BytesMut::new();
+            FetchTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                FetchTopic::min_encoded_size(version),
+                "FetchTopic v{version}"
+            );
+        }
+        for version in 4..=18 {
+            let mut buf = BytesMut::new();
+            FetchPartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                FetchPartition::min_encoded_size(version),
+                "FetchPartition v{version}"
+            );
+        }
+        for version in 7..=18 {
+            let mut buf = BytesMut::new();
+            ForgottenTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ForgottenTopic::min_encoded_size(version),
+                "ForgottenTopic v{version}"
+            );
+        }
+        for version in 4..=18 {
+            let mut buf = BytesMut::new();
+            FetchableTopicResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                FetchableTopicResponse::min_encoded_size(version),
+                "FetchableTopicResponse v{version}"
+            );
+        }
+        for version in 4..=18 {
+            let mut buf = BytesMut::new();
+            PartitionData::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                PartitionData::min_encoded_size(version),
+                "PartitionData v{version}"
+            );
+        }
+        for version in 4..=18 {
+            let mut buf = BytesMut::new();
+            AbortedTransaction::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                AbortedTransaction::min_encoded_size(version),
+                "AbortedTransaction v{version}"
+            );
+        }
+        for version in 16..=18 {
+            let mut buf = BytesMut::new();
+            NodeEndpoint::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                NodeEndpoint::min_encoded_size(version),
+                "NodeEndpoint v{version}"
+            );
+        }
     }
 }

@@ -43,7 +43,9 @@ impl FindCoordinatorRequest {
             (input, 0)
         };
         let (input, coordinator_keys) = if version >= 4 {
-            read_array(input, flexible, |i| read_string(i, flexible))?
+            read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+                read_string(i, flexible)
+            })?
         } else {
             (input, Vec::new())
         };
@@ -189,9 +191,12 @@ impl FindCoordinatorResponse {
             (input, 0)
         };
         let (input, coordinators) = if version >= 4 {
-            read_array(input, flexible, |i| {
-                Coordinator::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                Coordinator::min_encoded_size(version),
+                |i| Coordinator::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -331,6 +336,19 @@ impl Default for Coordinator {
 }
 
 impl Coordinator {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = FindCoordinatorResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        size += 2;
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = FindCoordinatorResponse::is_flexible(version);
         let (input, key) = read_string(input, flexible)?;
@@ -478,5 +496,20 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_find_coordinator_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 4..=6 {
+            let mut buf = BytesMut::new();
+            Coordinator::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                Coordinator::min_encoded_size(version),
+                "Coordinator v{version}"
+            );
+        }
     }
 }

@@ -72,9 +72,12 @@ impl JoinGroupRequest {
             (input, None)
         };
         let (input, protocol_type) = read_string(input, flexible)?;
-        let (input, protocols) = read_array(input, flexible, |i| {
-            JoinGroupRequestProtocol::decode_from(i, root, version)
-        })?;
+        let (input, protocols) = read_array(
+            input,
+            flexible,
+            JoinGroupRequestProtocol::min_encoded_size(version),
+            |i| JoinGroupRequestProtocol::decode_from(i, root, version),
+        )?;
         let (input, reason) = if version >= 8 {
             read_nullable_string(input, flexible, true)?
         } else {
@@ -186,6 +189,15 @@ pub struct JoinGroupRequestProtocol {
 }
 
 impl JoinGroupRequestProtocol {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = JoinGroupRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = JoinGroupRequest::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
@@ -292,9 +304,12 @@ impl JoinGroupResponse {
             (input, false)
         };
         let (input, member_id) = read_string(input, flexible)?;
-        let (input, members) = read_array(input, flexible, |i| {
-            JoinGroupResponseMember::decode_from(i, root, version)
-        })?;
+        let (input, members) = read_array(
+            input,
+            flexible,
+            JoinGroupResponseMember::min_encoded_size(version),
+            |i| JoinGroupResponseMember::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -405,6 +420,18 @@ pub struct JoinGroupResponseMember {
 }
 
 impl JoinGroupResponseMember {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = JoinGroupResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        if version >= 5 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = JoinGroupResponse::is_flexible(version);
         let (input, member_id) = read_string(input, flexible)?;
@@ -577,5 +604,31 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_join_group_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=9 {
+            let mut buf = BytesMut::new();
+            JoinGroupRequestProtocol::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                JoinGroupRequestProtocol::min_encoded_size(version),
+                "JoinGroupRequestProtocol v{version}"
+            );
+        }
+        for version in 0..=9 {
+            let mut buf = BytesMut::new();
+            JoinGroupResponseMember::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                JoinGroupResponseMember::min_encoded_size(version),
+                "JoinGroupResponseMember v{version}"
+            );
+        }
     }
 }

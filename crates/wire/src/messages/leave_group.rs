@@ -39,9 +39,12 @@ impl LeaveGroupRequest {
             (input, String::new())
         };
         let (input, members) = if version >= 3 {
-            read_array(input, flexible, |i| {
-                MemberIdentity::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                MemberIdentity::min_encoded_size(version),
+                |i| MemberIdentity::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -127,6 +130,18 @@ pub struct MemberIdentity {
 }
 
 impl MemberIdentity {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = LeaveGroupRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        if version >= 5 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = LeaveGroupRequest::is_flexible(version);
         let (input, member_id) = read_string(input, flexible)?;
@@ -214,9 +229,12 @@ impl LeaveGroupResponse {
         };
         let (input, error_code) = primitives::int16(input)?;
         let (input, members) = if version >= 3 {
-            read_array(input, flexible, |i| {
-                MemberResponse::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                MemberResponse::min_encoded_size(version),
+                |i| MemberResponse::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -313,6 +331,16 @@ impl Default for MemberResponse {
 }
 
 impl MemberResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = LeaveGroupResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = LeaveGroupResponse::is_flexible(version);
         let (input, member_id) = read_string(input, flexible)?;
@@ -448,5 +476,31 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_leave_group_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 3..=5 {
+            let mut buf = BytesMut::new();
+            MemberIdentity::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MemberIdentity::min_encoded_size(version),
+                "MemberIdentity v{version}"
+            );
+        }
+        for version in 3..=5 {
+            let mut buf = BytesMut::new();
+            MemberResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MemberResponse::min_encoded_size(version),
+                "MemberResponse v{version}"
+            );
+        }
     }
 }

@@ -30,12 +30,16 @@ impl ListGroupsRequest {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListGroupsRequest::is_flexible(version);
         let (input, states_filter) = if version >= 4 {
-            read_array(input, flexible, |i| read_string(i, flexible))?
+            read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+                read_string(i, flexible)
+            })?
         } else {
             (input, Vec::new())
         };
         let (input, types_filter) = if version >= 5 {
-            read_array(input, flexible, |i| read_string(i, flexible))?
+            read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+                read_string(i, flexible)
+            })?
         } else {
             (input, Vec::new())
         };
@@ -130,9 +134,12 @@ impl ListGroupsResponse {
             (input, 0)
         };
         let (input, error_code) = primitives::int16(input)?;
-        let (input, groups) = read_array(input, flexible, |i| {
-            ListedGroup::decode_from(i, root, version)
-        })?;
+        let (input, groups) = read_array(
+            input,
+            flexible,
+            ListedGroup::min_encoded_size(version),
+            |i| ListedGroup::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -213,6 +220,21 @@ pub struct ListedGroup {
 }
 
 impl ListedGroup {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ListGroupsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 2 };
+        if version >= 4 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 5 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListGroupsResponse::is_flexible(version);
         let (input, group_id) = read_string(input, flexible)?;
@@ -347,5 +369,20 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_list_groups_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=5 {
+            let mut buf = BytesMut::new();
+            ListedGroup::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ListedGroup::min_encoded_size(version),
+                "ListedGroup v{version}"
+            );
+        }
     }
 }

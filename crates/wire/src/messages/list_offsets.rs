@@ -39,9 +39,12 @@ impl ListOffsetsRequest {
         } else {
             (input, 0)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            ListOffsetsTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            ListOffsetsTopic::min_encoded_size(version),
+            |i| ListOffsetsTopic::decode_from(i, root, version),
+        )?;
         let (input, timeout_ms) = if version >= 10 {
             primitives::int32(input)?
         } else {
@@ -129,12 +132,24 @@ pub struct ListOffsetsTopic {
 }
 
 impl ListOffsetsTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ListOffsetsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListOffsetsRequest::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
-        let (input, partitions) = read_array(input, flexible, |i| {
-            ListOffsetsPartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            ListOffsetsPartition::min_encoded_size(version),
+            |i| ListOffsetsPartition::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -200,6 +215,18 @@ impl Default for ListOffsetsPartition {
 }
 
 impl ListOffsetsPartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ListOffsetsRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        if version >= 4 {
+            size += 4;
+        }
+        size += 8;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListOffsetsRequest::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -276,9 +303,12 @@ impl ListOffsetsResponse {
         } else {
             (input, 0)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            ListOffsetsTopicResponse::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            ListOffsetsTopicResponse::min_encoded_size(version),
+            |i| ListOffsetsTopicResponse::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -353,12 +383,24 @@ pub struct ListOffsetsTopicResponse {
 }
 
 impl ListOffsetsTopicResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ListOffsetsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListOffsetsResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
-        let (input, partitions) = read_array(input, flexible, |i| {
-            ListOffsetsPartitionResponse::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            ListOffsetsPartitionResponse::min_encoded_size(version),
+            |i| ListOffsetsPartitionResponse::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -430,6 +472,20 @@ impl Default for ListOffsetsPartitionResponse {
 }
 
 impl ListOffsetsPartitionResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ListOffsetsResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 2;
+        size += 8;
+        size += 8;
+        if version >= 4 {
+            size += 4;
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ListOffsetsResponse::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -588,5 +644,53 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_list_offsets_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 1..=11 {
+            let mut buf = BytesMut::new();
+            ListOffsetsTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ListOffsetsTopic::min_encoded_size(version),
+                "ListOffsetsTopic v{version}"
+            );
+        }
+        for version in 1..=11 {
+            let mut buf = BytesMut::new();
+            ListOffsetsPartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ListOffsetsPartition::min_encoded_size(version),
+                "ListOffsetsPartition v{version}"
+            );
+        }
+        for version in 1..=11 {
+            let mut buf = BytesMut::new();
+            ListOffsetsTopicResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ListOffsetsTopicResponse::min_encoded_size(version),
+                "ListOffsetsTopicResponse v{version}"
+            );
+        }
+        for version in 1..=11 {
+            let mut buf = BytesMut::new();
+            ListOffsetsPartitionResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                ListOffsetsPartitionResponse::min_encoded_size(version),
+                "ListOffsetsPartitionResponse v{version}"
+            );
+        }
     }
 }

@@ -46,9 +46,13 @@ impl Default for MetadataRequest {
 impl MetadataRequest {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = MetadataRequest::is_flexible(version);
-        let (input, topics) = read_nullable_array(input, flexible, version >= 1, |i| {
-            MetadataRequestTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_nullable_array(
+            input,
+            flexible,
+            version >= 1,
+            MetadataRequestTopic::min_encoded_size(version),
+            |i| MetadataRequestTopic::decode_from(i, root, version),
+        )?;
         let (input, allow_auto_topic_creation) = if version >= 4 {
             primitives::boolean(input)?
         } else {
@@ -174,6 +178,17 @@ impl Default for MetadataRequestTopic {
 }
 
 impl MetadataRequestTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = MetadataRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version >= 10 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = MetadataRequest::is_flexible(version);
         let (input, topic_id) = if version >= 10 {
@@ -273,9 +288,12 @@ impl MetadataResponse {
         } else {
             (input, 0)
         };
-        let (input, brokers) = read_array(input, flexible, |i| {
-            MetadataResponseBroker::decode_from(i, root, version)
-        })?;
+        let (input, brokers) = read_array(
+            input,
+            flexible,
+            MetadataResponseBroker::min_encoded_size(version),
+            |i| MetadataResponseBroker::decode_from(i, root, version),
+        )?;
         let (input, cluster_id) = if version >= 2 {
             read_nullable_string(input, flexible, true)?
         } else {
@@ -286,9 +304,12 @@ impl MetadataResponse {
         } else {
             (input, -1)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            MetadataResponseTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            MetadataResponseTopic::min_encoded_size(version),
+            |i| MetadataResponseTopic::decode_from(i, root, version),
+        )?;
         let (input, cluster_authorized_operations) = if (8..=10).contains(&version) {
             primitives::int32(input)?
         } else {
@@ -414,6 +435,19 @@ pub struct MetadataResponseBroker {
 }
 
 impl MetadataResponseBroker {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = MetadataResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        if version >= 1 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = MetadataResponse::is_flexible(version);
         let (input, node_id) = primitives::int32(input)?;
@@ -509,6 +543,25 @@ impl Default for MetadataResponseTopic {
 }
 
 impl MetadataResponseTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = MetadataResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 2;
+        size += if flexible { 1 } else { 2 };
+        if version >= 10 {
+            size += 16;
+        }
+        if version >= 1 {
+            size += 1;
+        }
+        size += if flexible { 1 } else { 4 };
+        if version >= 8 {
+            size += 4;
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = MetadataResponse::is_flexible(version);
         let (input, error_code) = primitives::int16(input)?;
@@ -523,9 +576,12 @@ impl MetadataResponseTopic {
         } else {
             (input, false)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            MetadataResponsePartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            MetadataResponsePartition::min_encoded_size(version),
+            |i| MetadataResponsePartition::decode_from(i, root, version),
+        )?;
         let (input, topic_authorized_operations) = if version >= 8 {
             primitives::int32(input)?
         } else {
@@ -643,6 +699,24 @@ impl Default for MetadataResponsePartition {
 }
 
 impl MetadataResponsePartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = MetadataResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 2;
+        size += 4;
+        size += 4;
+        if version >= 7 {
+            size += 4;
+        }
+        size += if flexible { 1 } else { 4 };
+        size += if flexible { 1 } else { 4 };
+        if version >= 5 {
+            size += if flexible { 1 } else { 4 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = MetadataResponse::is_flexible(version);
         let (input, error_code) = primitives::int16(input)?;
@@ -653,10 +727,10 @@ impl MetadataResponsePartition {
         } else {
             (input, -1)
         };
-        let (input, replica_nodes) = read_array(input, flexible, primitives::int32)?;
-        let (input, isr_nodes) = read_array(input, flexible, primitives::int32)?;
+        let (input, replica_nodes) = read_array(input, flexible, 4, primitives::int32)?;
+        let (input, isr_nodes) = read_array(input, flexible, 4, primitives::int32)?;
         let (input, offline_replicas) = if version >= 5 {
-            read_array(input, flexible, primitives::int32)?
+            read_array(input, flexible, 4, primitives::int32)?
         } else {
             (input, Vec::new())
         };
@@ -873,5 +947,53 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_metadata_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=13 {
+            let mut buf = BytesMut::new();
+            MetadataRequestTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MetadataRequestTopic::min_encoded_size(version),
+                "MetadataRequestTopic v{version}"
+            );
+        }
+        for version in 0..=13 {
+            let mut buf = BytesMut::new();
+            MetadataResponseBroker::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MetadataResponseBroker::min_encoded_size(version),
+                "MetadataResponseBroker v{version}"
+            );
+        }
+        for version in 0..=13 {
+            let mut buf = BytesMut::new();
+            MetadataResponseTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MetadataResponseTopic::min_encoded_size(version),
+                "MetadataResponseTopic v{version}"
+            );
+        }
+        for version in 0..=13 {
+            let mut buf = BytesMut::new();
+            MetadataResponsePartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                MetadataResponsePartition::min_encoded_size(version),
+                "MetadataResponsePartition v{version}"
+            );
+        }
     }
 }

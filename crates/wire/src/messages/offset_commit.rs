@@ -65,9 +65,12 @@ impl OffsetCommitRequest {
         } else {
             (input, -1)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            OffsetCommitRequestTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            OffsetCommitRequestTopic::min_encoded_size(version),
+            |i| OffsetCommitRequestTopic::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -162,6 +165,20 @@ pub struct OffsetCommitRequestTopic {
 }
 
 impl OffsetCommitRequestTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetCommitRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 9 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 10 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetCommitRequest::is_flexible(version);
         let (input, name) = if version <= 9 {
@@ -174,9 +191,12 @@ impl OffsetCommitRequestTopic {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            OffsetCommitRequestPartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            OffsetCommitRequestPartition::min_encoded_size(version),
+            |i| OffsetCommitRequestPartition::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -257,6 +277,19 @@ impl Default for OffsetCommitRequestPartition {
 }
 
 impl OffsetCommitRequestPartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetCommitRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 8;
+        if version >= 6 {
+            size += 4;
+        }
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetCommitRequest::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -346,9 +379,12 @@ impl OffsetCommitResponse {
         } else {
             (input, 0)
         };
-        let (input, topics) = read_array(input, flexible, |i| {
-            OffsetCommitResponseTopic::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            OffsetCommitResponseTopic::min_encoded_size(version),
+            |i| OffsetCommitResponseTopic::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -425,6 +461,20 @@ pub struct OffsetCommitResponseTopic {
 }
 
 impl OffsetCommitResponseTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetCommitResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 9 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 10 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetCommitResponse::is_flexible(version);
         let (input, name) = if version <= 9 {
@@ -437,9 +487,12 @@ impl OffsetCommitResponseTopic {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            OffsetCommitResponsePartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            OffsetCommitResponsePartition::min_encoded_size(version),
+            |i| OffsetCommitResponsePartition::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -506,6 +559,15 @@ pub struct OffsetCommitResponsePartition {
 }
 
 impl OffsetCommitResponsePartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetCommitResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetCommitResponse::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -662,5 +724,53 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_offset_commit_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 2..=10 {
+            let mut buf = BytesMut::new();
+            OffsetCommitRequestTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetCommitRequestTopic::min_encoded_size(version),
+                "OffsetCommitRequestTopic v{version}"
+            );
+        }
+        for version in 2..=10 {
+            let mut buf = BytesMut::new();
+            OffsetCommitRequestPartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetCommitRequestPartition::min_encoded_size(version),
+                "OffsetCommitRequestPartition v{version}"
+            );
+        }
+        for version in 2..=10 {
+            let mut buf = BytesMut::new();
+            OffsetCommitResponseTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetCommitResponseTopic::min_encoded_size(version),
+                "OffsetCommitResponseTopic v{version}"
+            );
+        }
+        for version in 2..=10 {
+            let mut buf = BytesMut::new();
+            OffsetCommitResponsePartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetCommitResponsePartition::min_encoded_size(version),
+                "OffsetCommitResponsePartition v{version}"
+            );
+        }
     }
 }

@@ -52,16 +52,23 @@ impl OffsetFetchRequest {
             (input, String::new())
         };
         let (input, topics) = if version <= 7 {
-            read_nullable_array(input, flexible, version >= 2, |i| {
-                OffsetFetchRequestTopic::decode_from(i, root, version)
-            })?
+            read_nullable_array(
+                input,
+                flexible,
+                version >= 2,
+                OffsetFetchRequestTopic::min_encoded_size(version),
+                |i| OffsetFetchRequestTopic::decode_from(i, root, version),
+            )?
         } else {
             (input, Some(Vec::new()))
         };
         let (input, groups) = if version >= 8 {
-            read_array(input, flexible, |i| {
-                OffsetFetchRequestGroup::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                OffsetFetchRequestGroup::min_encoded_size(version),
+                |i| OffsetFetchRequestGroup::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -170,10 +177,19 @@ pub struct OffsetFetchRequestTopic {
 }
 
 impl OffsetFetchRequestTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchRequest::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
-        let (input, partition_indexes) = read_array(input, flexible, primitives::int32)?;
+        let (input, partition_indexes) = read_array(input, flexible, 4, primitives::int32)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -242,6 +258,21 @@ impl Default for OffsetFetchRequestGroup {
 }
 
 impl OffsetFetchRequestGroup {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        if version >= 9 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 9 {
+            size += 4;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchRequest::is_flexible(version);
         let (input, group_id) = read_string(input, flexible)?;
@@ -255,9 +286,13 @@ impl OffsetFetchRequestGroup {
         } else {
             (input, -1)
         };
-        let (input, topics) = read_nullable_array(input, flexible, true, |i| {
-            OffsetFetchRequestTopics::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_nullable_array(
+            input,
+            flexible,
+            true,
+            OffsetFetchRequestTopics::min_encoded_size(version),
+            |i| OffsetFetchRequestTopics::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -344,6 +379,20 @@ pub struct OffsetFetchRequestTopics {
 }
 
 impl OffsetFetchRequestTopics {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 9 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 10 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchRequest::is_flexible(version);
         let (input, name) = if version <= 9 {
@@ -356,7 +405,7 @@ impl OffsetFetchRequestTopics {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partition_indexes) = read_array(input, flexible, primitives::int32)?;
+        let (input, partition_indexes) = read_array(input, flexible, 4, primitives::int32)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -433,9 +482,12 @@ impl OffsetFetchResponse {
             (input, 0)
         };
         let (input, topics) = if version <= 7 {
-            read_array(input, flexible, |i| {
-                OffsetFetchResponseTopic::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                OffsetFetchResponseTopic::min_encoded_size(version),
+                |i| OffsetFetchResponseTopic::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -445,9 +497,12 @@ impl OffsetFetchResponse {
             (input, 0)
         };
         let (input, groups) = if version >= 8 {
-            read_array(input, flexible, |i| {
-                OffsetFetchResponseGroup::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                OffsetFetchResponseGroup::min_encoded_size(version),
+                |i| OffsetFetchResponseGroup::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -544,12 +599,24 @@ pub struct OffsetFetchResponseTopic {
 }
 
 impl OffsetFetchResponseTopic {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchResponse::is_flexible(version);
         let (input, name) = read_string(input, flexible)?;
-        let (input, partitions) = read_array(input, flexible, |i| {
-            OffsetFetchResponsePartition::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            OffsetFetchResponsePartition::min_encoded_size(version),
+            |i| OffsetFetchResponsePartition::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -621,6 +688,20 @@ impl Default for OffsetFetchResponsePartition {
 }
 
 impl OffsetFetchResponsePartition {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 8;
+        if version >= 5 {
+            size += 4;
+        }
+        size += if flexible { 1 } else { 2 };
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchResponse::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -708,12 +789,25 @@ pub struct OffsetFetchResponseGroup {
 }
 
 impl OffsetFetchResponseGroup {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchResponse::is_flexible(version);
         let (input, group_id) = read_string(input, flexible)?;
-        let (input, topics) = read_array(input, flexible, |i| {
-            OffsetFetchResponseTopics::decode_from(i, root, version)
-        })?;
+        let (input, topics) = read_array(
+            input,
+            flexible,
+            OffsetFetchResponseTopics::min_encoded_size(version),
+            |i| OffsetFetchResponseTopics::decode_from(i, root, version),
+        )?;
         let (input, error_code) = primitives::int16(input)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
@@ -771,6 +865,20 @@ pub struct OffsetFetchResponseTopics {
 }
 
 impl OffsetFetchResponseTopics {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 9 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 10 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchResponse::is_flexible(version);
         let (input, name) = if version <= 9 {
@@ -783,9 +891,12 @@ impl OffsetFetchResponseTopics {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partitions) = read_array(input, flexible, |i| {
-            OffsetFetchResponsePartitions::decode_from(i, root, version)
-        })?;
+        let (input, partitions) = read_array(
+            input,
+            flexible,
+            OffsetFetchResponsePartitions::min_encoded_size(version),
+            |i| OffsetFetchResponsePartitions::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -871,6 +982,18 @@ impl Default for OffsetFetchResponsePartitions {
 }
 
 impl OffsetFetchResponsePartitions {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = OffsetFetchResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 8;
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size += 2;
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = OffsetFetchResponse::is_flexible(version);
         let (input, partition_index) = primitives::int32(input)?;
@@ -1129,5 +1252,97 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_offset_fetch_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 1..=7 {
+            let mut buf = BytesMut::new();
+            OffsetFetchRequestTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchRequestTopic::min_encoded_size(version),
+                "OffsetFetchRequestTopic v{version}"
+            );
+        }
+        for version in 8..=10 {
+            let mut buf = BytesMut::new();
+            OffsetFetchRequestGroup::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchRequestGroup::min_encoded_size(version),
+                "OffsetFetchRequestGroup v{version}"
+            );
+        }
+        for version in 8..=10 {
+            let mut buf = BytesMut::new();
+            OffsetFetchRequestTopics::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchRequestTopics::min_encoded_size(version),
+                "OffsetFetchRequestTopics v{version}"
+            );
+        }
+        for version in 1..=7 {
+            let mut buf = BytesMut::new();
+            OffsetFetchResponseTopic::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchResponseTopic::min_encoded_size(version),
+                "OffsetFetchResponseTopic v{version}"
+            );
+        }
+        for version in 1..=7 {
+            let mut buf = BytesMut::new();
+            OffsetFetchResponsePartition::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchResponsePartition::min_encoded_size(version),
+                "OffsetFetchResponsePartition v{version}"
+            );
+        }
+        for version in 8..=10 {
+            let mut buf = BytesMut::new();
+            OffsetFetchResponseGroup::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchResponseGroup::min_encoded_size(version),
+                "OffsetFetchResponseGroup v{version}"
+            );
+        }
+        for version in 8..=10 {
+            let mut buf = BytesMut::new();
+            OffsetFetchResponseTopics::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchResponseTopics::min_encoded_size(version),
+                "OffsetFetchResponseTopics v{version}"
+            );
+        }
+        for version in 8..=10 {
+            let mut buf = BytesMut::new();
+            OffsetFetchResponsePartitions::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                OffsetFetchResponsePartitions::min_encoded_size(version),
+                "OffsetFetchResponsePartitions v{version}"
+            );
+        }
     }
 }

@@ -37,9 +37,12 @@ impl ProduceRequest {
         let (input, transactional_id) = read_nullable_string(input, flexible, true)?;
         let (input, acks) = primitives::int16(input)?;
         let (input, timeout_ms) = primitives::int32(input)?;
-        let (input, topic_data) = read_array(input, flexible, |i| {
-            TopicProduceData::decode_from(i, root, version)
-        })?;
+        let (input, topic_data) = read_array(
+            input,
+            flexible,
+            TopicProduceData::min_encoded_size(version),
+            |i| TopicProduceData::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -122,6 +125,20 @@ pub struct TopicProduceData {
 }
 
 impl TopicProduceData {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 12 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 13 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceRequest::is_flexible(version);
         let (input, name) = if version <= 12 {
@@ -134,9 +151,12 @@ impl TopicProduceData {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partition_data) = read_array(input, flexible, |i| {
-            PartitionProduceData::decode_from(i, root, version)
-        })?;
+        let (input, partition_data) = read_array(
+            input,
+            flexible,
+            PartitionProduceData::min_encoded_size(version),
+            |i| PartitionProduceData::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -199,6 +219,15 @@ pub struct PartitionProduceData {
 }
 
 impl PartitionProduceData {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceRequest::is_flexible(version);
         let (input, index) = primitives::int32(input)?;
@@ -262,9 +291,12 @@ pub struct ProduceResponse {
 impl ProduceResponse {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceResponse::is_flexible(version);
-        let (input, responses) = read_array(input, flexible, |i| {
-            TopicProduceResponse::decode_from(i, root, version)
-        })?;
+        let (input, responses) = read_array(
+            input,
+            flexible,
+            TopicProduceResponse::min_encoded_size(version),
+            |i| TopicProduceResponse::decode_from(i, root, version),
+        )?;
         let (input, throttle_time_ms) = primitives::int32(input)?;
         let mut node_endpoints = Vec::new();
         let mut unknown_tagged_fields = Vec::new();
@@ -277,7 +309,9 @@ impl ProduceResponse {
             match tag {
                 0 if version >= 10 => {
                     node_endpoints = read_tagged(value, "node_endpoints", |i| {
-                        read_array(i, flexible, |i| NodeEndpoint::decode_from(i, root, version))
+                        read_array(i, flexible, NodeEndpoint::min_encoded_size(version), |i| {
+                            NodeEndpoint::decode_from(i, root, version)
+                        })
                     })?
                 }
                 _ => unknown_tagged_fields.push((tag, share(root, value))),
@@ -363,6 +397,20 @@ pub struct TopicProduceResponse {
 }
 
 impl TopicProduceResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        if version <= 12 {
+            size += if flexible { 1 } else { 2 };
+        }
+        if version >= 13 {
+            size += 16;
+        }
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceResponse::is_flexible(version);
         let (input, name) = if version <= 12 {
@@ -375,9 +423,12 @@ impl TopicProduceResponse {
         } else {
             (input, Uuid::NIL)
         };
-        let (input, partition_responses) = read_array(input, flexible, |i| {
-            PartitionProduceResponse::decode_from(i, root, version)
-        })?;
+        let (input, partition_responses) = read_array(
+            input,
+            flexible,
+            PartitionProduceResponse::min_encoded_size(version),
+            |i| PartitionProduceResponse::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -470,6 +521,26 @@ impl Default for PartitionProduceResponse {
 }
 
 impl PartitionProduceResponse {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += 2;
+        size += 8;
+        size += 8;
+        if version >= 5 {
+            size += 8;
+        }
+        if version >= 8 {
+            size += if flexible { 1 } else { 4 };
+        }
+        if version >= 8 {
+            size += if flexible { 1 } else { 2 };
+        }
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceResponse::is_flexible(version);
         let (input, index) = primitives::int32(input)?;
@@ -482,9 +553,12 @@ impl PartitionProduceResponse {
             (input, -1)
         };
         let (input, record_errors) = if version >= 8 {
-            read_array(input, flexible, |i| {
-                BatchIndexAndErrorMessage::decode_from(i, root, version)
-            })?
+            read_array(
+                input,
+                flexible,
+                BatchIndexAndErrorMessage::min_encoded_size(version),
+                |i| BatchIndexAndErrorMessage::decode_from(i, root, version),
+            )?
         } else {
             (input, Vec::new())
         };
@@ -620,6 +694,15 @@ pub struct BatchIndexAndErrorMessage {
 }
 
 impl BatchIndexAndErrorMessage {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceResponse::is_flexible(version);
         let (input, batch_index) = primitives::int32(input)?;
@@ -750,6 +833,17 @@ pub struct NodeEndpoint {
 }
 
 impl NodeEndpoint {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = ProduceResponse::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size += 4;
+        size += if flexible { 1 } else { 2 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceResponse::is_flexible(version);
         let (input, node_id) = primitives::int32(input)?;
@@ -952,5 +1046,75 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_produce_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 3..=13 {
+            let mut buf = BytesMut::new();
+            TopicProduceData::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                TopicProduceData::min_encoded_size(version),
+                "TopicProduceData v{version}"
+            );
+        }
+        for version in 3..=13 {
+            let mut buf = BytesMut::new();
+            PartitionProduceData::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                PartitionProduceData::min_encoded_size(version),
+                "PartitionProduceData v{version}"
+            );
+        }
+        for version in 3..=13 {
+            let mut buf = BytesMut::new();
+            TopicProduceResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                TopicProduceResponse::min_encoded_size(version),
+                "TopicProduceResponse v{version}"
+            );
+        }
+        for version in 3..=13 {
+            let mut buf = BytesMut::new();
+            PartitionProduceResponse::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                PartitionProduceResponse::min_encoded_size(version),
+                "PartitionProduceResponse v{version}"
+            );
+        }
+        for version in 8..=13 {
+            let mut buf = BytesMut::new();
+            BatchIndexAndErrorMessage::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                BatchIndexAndErrorMessage::min_encoded_size(version),
+                "BatchIndexAndErrorMessage v{version}"
+            );
+        }
+        for version in 10..=13 {
+            let mut buf = BytesMut::new();
+            NodeEndpoint::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                NodeEndpoint::min_encoded_size(version),
+                "NodeEndpoint v{version}"
+            );
+        }
     }
 }

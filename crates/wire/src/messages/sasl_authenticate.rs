@@ -243,4 +243,7 @@ pub(crate) mod tests {
         }
 
     }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {}
 }

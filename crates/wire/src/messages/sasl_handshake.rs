@@ -96,7 +96,9 @@ impl SaslHandshakeResponse {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = SaslHandshakeResponse::is_flexible(version);
         let (input, error_code) = primitives::int16(input)?;
-        let (input, mechanisms) = read_array(input, flexible, |i| read_string(i, flexible))?;
+        let (input, mechanisms) = read_array(input, flexible, if flexible { 1 } else { 2 }, |i| {
+            read_string(i, flexible)
+        })?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -202,4 +204,7 @@ pub(crate) mod tests {
         }
 
     }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {}
 }

@@ -58,9 +58,12 @@ impl SyncGroupRequest {
         } else {
             (input, None)
         };
-        let (input, assignments) = read_array(input, flexible, |i| {
-            SyncGroupRequestAssignment::decode_from(i, root, version)
-        })?;
+        let (input, assignments) = read_array(
+            input,
+            flexible,
+            SyncGroupRequestAssignment::min_encoded_size(version),
+            |i| SyncGroupRequestAssignment::decode_from(i, root, version),
+        )?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?
@@ -171,6 +174,15 @@ pub struct SyncGroupRequestAssignment {
 }
 
 impl SyncGroupRequestAssignment {
+    /// The fewest bytes this struct takes on the wire at `version`.
+    pub(crate) fn min_encoded_size(version: i16) -> usize {
+        let flexible = SyncGroupRequest::is_flexible(version);
+        let mut size = usize::from(flexible);
+        size += if flexible { 1 } else { 2 };
+        size += if flexible { 1 } else { 4 };
+        size
+    }
+
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = SyncGroupRequest::is_flexible(version);
         let (input, member_id) = read_string(input, flexible)?;
@@ -421,5 +433,20 @@ pub(crate) mod tests {
             garbage(seed, &noise, arb_sync_group_response)?;
         }
 
+    }
+
+    #[test]
+    fn minimum_sizes_are_those_of_the_defaults() {
+        for version in 0..=5 {
+            let mut buf = BytesMut::new();
+            SyncGroupRequestAssignment::default()
+                .encode_into(&mut buf, version)
+                .expect("a default encodes");
+            assert_eq!(
+                buf.len(),
+                SyncGroupRequestAssignment::min_encoded_size(version),
+                "SyncGroupRequestAssignment v{version}"
+            );
+        }
     }
 }

@@ -537,7 +537,8 @@ pub(crate) fn parse_record(
         0 => Headers::new(),
         1 => Headers(HeadersRepr::One(c.header()?)),
         n => {
-            let mut v = Vec::with_capacity(n as usize);
+            // A header is at least its two length varints: two bytes.
+            let mut v = Vec::with_capacity(crate::primitives::prealloc(n as usize, c.left(), 2));
             for _ in 0..n {
                 v.push(c.header()?);
             }
