@@ -5,10 +5,13 @@
 //! over a bounded channel; the task registers the waiter, then writes the frame in one piece, so a
 //! caller that is cancelled can never leave half a frame on the socket. Responses are matched by
 //! correlation id ([`super::pending`]), so many requests can be in flight at once (pipelining, up
-//! to `max.in.flight.requests.per.connection`). Each request is bounded by `request.timeout.ms`;
-//! a request that times out closes the connection, as in Java (the broker answers in order, so a
-//! stuck or half-open connection would hold every later request too). A request future that is
-//! merely dropped does not: its response is read and discarded when it comes. A
+//! to `max.in.flight.requests.per.connection`). Each request carries its own timeout:
+//! `request.timeout.ms` unless the caller gives another ([`Connection::call_within`]: JoinGroup
+//! and SyncGroup, which the coordinator may legitimately hold for the rebalance timeout). A
+//! request that times out closes the connection it was sent on, as in Java (the broker answers in
+//! order, so a stuck or half-open connection would hold every later request too); that is why
+//! requests the broker may hold go on a connection of their own (see [`crate::client`]). A request
+//! future that is merely dropped does not: its response is read and discarded when it comes. A
 //! fatal I/O or framing error fails every waiter with a clone of the error and the connection is
 //! dead for good: the pool makes a new one. Response frames larger than
 //! `receive.message.max.bytes` are refused before anything is allocated for them.
@@ -192,8 +195,24 @@ impl Connection {
         }
     }
 
-    /// Builds a request for the negotiated version of `R` and sends it.
+    /// `request.timeout.ms`: how long a request waits for its answer unless told otherwise.
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.settings.request_timeout
+    }
+
+    /// Builds a request for the negotiated version of `R` and sends it; the answer may take up to
+    /// `request.timeout.ms`.
     pub async fn call<R, F>(&self, build: F) -> Result<R::Response>
+    where
+        R: Request,
+        F: FnOnce(i16) -> R,
+    {
+        self.call_within(self.request_timeout(), build).await
+    }
+
+    /// As [`Connection::call`], with the answer allowed `timeout` instead of `request.timeout.ms`
+    /// (longer for a request the broker may hold). If it times out, this connection is closed.
+    pub async fn call_within<R, F>(&self, timeout: Duration, build: F) -> Result<R::Response>
     where
         R: Request,
         F: FnOnce(i16) -> R,
@@ -203,7 +222,8 @@ impl Connection {
         // `R: Send` (not `Sync`) is needed for the future to be `Send`.
         let encoded = self.encode(&build(version), version);
         let (correlation_id, frame) = encoded?;
-        self.exchange::<R>(correlation_id, frame, version).await
+        self.exchange::<R>(correlation_id, frame, version, timeout)
+            .await
     }
 
     /// Sends `request` at the negotiated version.
@@ -216,7 +236,8 @@ impl Connection {
             .and_then(|version| Ok((version, self.encode(request, version)?)));
         async move {
             let (version, (correlation_id, frame)) = encoded?;
-            self.exchange::<R>(correlation_id, frame, version).await
+            self.exchange::<R>(correlation_id, frame, version, self.request_timeout())
+                .await
         }
     }
 
@@ -229,7 +250,8 @@ impl Connection {
         let encoded = self.encode(request, version);
         async move {
             let (correlation_id, frame) = encoded?;
-            self.exchange::<R>(correlation_id, frame, version).await
+            self.exchange::<R>(correlation_id, frame, version, self.request_timeout())
+                .await
         }
     }
 
@@ -238,9 +260,10 @@ impl Connection {
         correlation_id: i32,
         frame: Bytes,
         version: i16,
+        timeout: Duration,
     ) -> Result<R::Response> {
         let frame = self
-            .timed_round_trip(R::NAME, correlation_id, frame)
+            .timed_round_trip(R::NAME, correlation_id, frame, timeout)
             .await?;
         decode_response::<R::Response>(&frame, version)
             .map(|(_, response)| response)
@@ -272,7 +295,8 @@ impl Connection {
     /// Sends `request` at `version` and returns the raw response frame body (header included).
     pub(crate) async fn send_frame<R: Request>(&self, request: &R, version: i16) -> Result<Bytes> {
         let (correlation_id, frame) = self.encode(request, version)?;
-        self.timed_round_trip(R::NAME, correlation_id, frame).await
+        self.timed_round_trip(R::NAME, correlation_id, frame, self.request_timeout())
+            .await
     }
 
     async fn timed_round_trip(
@@ -280,8 +304,8 @@ impl Connection {
         api: &'static str,
         correlation_id: i32,
         frame: Bytes,
+        timeout: Duration,
     ) -> Result<Bytes> {
-        let timeout = self.inner.settings.request_timeout;
         match tokio::time::timeout(timeout, self.round_trip(api, correlation_id, frame)).await {
             Ok(result) => result,
             Err(_) => {
@@ -501,7 +525,8 @@ mod tests {
     fn connection(max_frame_size: usize, timeout_ms: u64) -> (Connection, DuplexStream) {
         let (ours, peer) = tokio::io::duplex(1 << 16);
         let conn = Connection::spawn(ours, "peer".into(), settings(max_frame_size, timeout_ms));
-        conn.set_versions(VersionTable::new([(12, 0, 4)]));
+        // Heartbeat up to v0 only, so calls at the negotiated version go in v0, as the peer answers.
+        conn.set_versions(VersionTable::new([(12, 0, 0)]));
         (conn, peer)
     }
 
@@ -661,5 +686,71 @@ mod tests {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!conn.is_alive());
+    }
+
+    /// Polls `condition` every 5 ms; panics with `what` after 2 s.
+    async fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while !condition() {
+            assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_with_its_own_timeout_outlives_the_request_timeout() {
+        let (conn, mut peer) = connection(1 << 20, 100);
+        let held = tokio::spawn({
+            let conn = conn.clone();
+            async move {
+                conn.call_within(Duration::from_secs(5), |_| heartbeat())
+                    .await
+            }
+        });
+        let id = read_request(&mut peer).await;
+        // The peer holds the answer three times request.timeout.ms, as a coordinator holds a
+        // JoinGroup.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        peer.write_all(&response(id, 0)).await.unwrap();
+        assert_eq!(held.await.unwrap().unwrap().error_code, 0);
+        assert!(conn.is_alive());
+        // A call without a timeout of its own still has request.timeout.ms.
+        let err = tokio::join!(conn.call(|_| heartbeat()), read_request(&mut peer))
+            .0
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Timeout { after, .. } if after == Duration::from_millis(100)),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_group_call_leaves_the_commit_connection_alone() {
+        let (commits, mut commit_peer) = connection(1 << 20, 5_000);
+        let (group, mut group_peer) = connection(1 << 20, 5_000);
+        // A commit in flight on its connection while the group connection's call is held past
+        // its own timeout.
+        let commit = tokio::spawn({
+            let commits = commits.clone();
+            async move { commits.call(|_| heartbeat()).await }
+        });
+        let commit_id = read_request(&mut commit_peer).await;
+        let err = tokio::join!(
+            group.call_within(Duration::from_millis(100), |_| heartbeat()),
+            read_request(&mut group_peer)
+        )
+        .0
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::Timeout { after, .. } if after == Duration::from_millis(100)),
+            "{err:?}"
+        );
+        eventually("the group connection closes", || !group.is_alive()).await;
+        commit_peer
+            .write_all(&response(commit_id, 0))
+            .await
+            .unwrap();
+        assert_eq!(commit.await.unwrap().unwrap().error_code, 0);
+        assert!(commits.is_alive());
     }
 }
