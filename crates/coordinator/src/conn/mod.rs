@@ -1,5 +1,6 @@
 //! Broker connections: TCP (and TLS), ApiVersions negotiation, SASL, and the pool that keeps one
-//! connection per broker with reconnect back-off.
+//! connection per broker with reconnect back-off, and a second one to a group's coordinator for
+//! JoinGroup and SyncGroup ([`Lane`]).
 //!
 //! A connection is made in this order (<https://kafka.apache.org/protocol#protocol_network>):
 //! TCP connect (bounded by `socket.connection.setup.timeout.ms`), the TLS handshake when
@@ -27,6 +28,7 @@ use tokio::net::TcpStream;
 pub use backoff::Backoff;
 pub(crate) use connection::ConnSettings;
 pub use connection::Connection;
+pub use pool::Lane;
 pub(crate) use pool::Pool;
 pub use versions::VersionTable;
 
