@@ -8,12 +8,20 @@
 //! `default.api.timeout.ms`; a lost connection to a coordinator forgets it, so the next call
 //! rediscovers it. Metadata is refreshed when asked, when older than `metadata.max.age.ms`, and
 //! after a connection failure.
+//!
+//! A group's coordinator gets two connections (see [`crate::conn::Lane`]): JoinGroup and SyncGroup
+//! go on a group connection of their own, with the timeout the member gives each
+//! ([`CoordinatorCall`]), because the coordinator may hold them for the rebalance timeout and a
+//! broker answers a connection's requests one at a time, in order. Everything else for the group
+//! (OffsetCommit, OffsetFetch, Heartbeat, LeaveGroup, DescribeGroups) goes on the general
+//! connection to that broker with `request.timeout.ms`, so a held or timed-out JoinGroup neither
+//! delays nor closes it. That is one connection more per member than one per broker.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::find_coordinator::FindCoordinatorRequest;
@@ -22,10 +30,10 @@ use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
 use crate::config::ClientConfig;
-use crate::conn::{Backoff, ConnectOptions, Connection, Pool};
+use crate::conn::{Backoff, ConnectOptions, Connection, Lane, Pool};
 use crate::error::{Error, Result};
 use crate::metadata::{metadata_request, Metadata};
-use crate::transport::GroupTransport;
+use crate::transport::{CoordinatorCall, GroupTransport};
 
 struct ClientInner {
     config: ClientConfig,
@@ -419,9 +427,14 @@ impl Client {
         }
     }
 
-    /// The connection to the coordinator of `group`, discovering it if needed; one rediscovery if
-    /// the cached coordinator cannot be reached.
+    /// The general connection to the coordinator of `group`, discovering it if needed; one
+    /// rediscovery if the cached coordinator cannot be reached.
     pub async fn coordinator_connection(&self, group: &str) -> Result<Connection> {
+        self.coordinator_connection_on(group, Lane::General).await
+    }
+
+    /// As [`Client::coordinator_connection`], for the connection on `lane`.
+    pub async fn coordinator_connection_on(&self, group: &str, lane: Lane) -> Result<Connection> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -430,7 +443,7 @@ impl Client {
                 None => self.find_coordinator(group).await?,
             };
             let result = match self.address_of(node) {
-                Some(address) => self.inner.pool.get(node, &address, true).await,
+                Some(address) => self.inner.pool.get_on(node, lane, &address, true).await,
                 None => Err(Error::Disconnected {
                     broker: format!("node {node} (address unknown)"),
                 }),
@@ -448,15 +461,33 @@ impl Client {
         }
     }
 
-    /// Sends a request to the coordinator of `group` at the version negotiated with it. A
-    /// connection failure or timeout forgets the coordinator. Broker error codes are the caller's.
+    /// Sends a request to the coordinator of `group` at the version negotiated with it, on the
+    /// general connection with `request.timeout.ms`. A connection failure or timeout forgets the
+    /// coordinator. Broker error codes are the caller's.
     pub async fn call_coordinator<R, F>(&self, group: &str, build: F) -> Result<R::Response>
     where
         R: Request,
         F: FnOnce(i16) -> R,
     {
-        let conn = self.coordinator_connection(group).await?;
-        let result = conn.call(build).await;
+        self.call_coordinator_with(group, CoordinatorCall::default(), build)
+            .await
+    }
+
+    /// As [`Client::call_coordinator`], on the connection and with the timeout `call` gives. A
+    /// timeout closes only the connection the request was on.
+    pub async fn call_coordinator_with<R, F>(
+        &self,
+        group: &str,
+        call: CoordinatorCall,
+        build: F,
+    ) -> Result<R::Response>
+    where
+        R: Request,
+        F: FnOnce(i16) -> R,
+    {
+        let conn = self.coordinator_connection_on(group, call.lane).await?;
+        let timeout = call.timeout.unwrap_or(self.inner.config.request_timeout);
+        let result = conn.call_within(timeout, build).await;
         if let Err(Error::Io { .. } | Error::Disconnected { .. } | Error::Timeout { .. }) = &result
         {
             self.forget_coordinator(group);
@@ -501,9 +532,10 @@ impl Client {
 }
 
 impl GroupTransport for Client {
-    fn call_coordinator<R, F>(
+    fn call_coordinator_with<R, F>(
         &self,
         group: &str,
+        call: CoordinatorCall,
         build: F,
     ) -> impl Future<Output = Result<R::Response>> + Send
     where
@@ -511,7 +543,11 @@ impl GroupTransport for Client {
         R::Response: Send + 'static,
         F: FnOnce(i16) -> R + Send,
     {
-        Client::call_coordinator(self, group, build)
+        Client::call_coordinator_with(self, group, call, build)
+    }
+
+    fn request_timeout(&self) -> Duration {
+        self.inner.config.request_timeout
     }
 
     fn forget_coordinator(&self, group: &str) {

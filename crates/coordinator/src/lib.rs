@@ -26,4 +26,4 @@ pub struct ReadmeDoctests;
 pub use client::Client;
 pub use config::ClientConfig;
 pub use error::{Error, Result};
-pub use transport::GroupTransport;
+pub use transport::{CoordinatorCall, GroupTransport};

@@ -7,18 +7,39 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::time::Duration;
 
 use mooring_wire::messages::Request;
 use mooring_wire::primitives::Uuid;
 
+use crate::conn::Lane;
 use crate::error::Result;
+
+/// How one request goes to a group's coordinator: on which of the two connections to it, and how
+/// long its answer may take. The default is the general connection and `request.timeout.ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CoordinatorCall {
+    /// [`Lane::Group`] for JoinGroup and SyncGroup, [`Lane::General`] for everything else.
+    pub lane: Lane,
+    /// How long the answer may take; `None`: `request.timeout.ms`.
+    pub timeout: Option<Duration>,
+}
+
+impl CoordinatorCall {
+    /// A JoinGroup or SyncGroup: on the group connection, answered within `timeout`. If it times
+    /// out, only the group connection is closed.
+    pub fn group(timeout: Duration) -> CoordinatorCall {
+        CoordinatorCall {
+            lane: Lane::Group,
+            timeout: Some(timeout),
+        }
+    }
+}
 
 /// Requests to a group's coordinator, and the topic metadata a group leader needs to assign.
 pub trait GroupTransport: Send + Sync + 'static {
-    /// Sends a request to the coordinator of `group`, discovering it first (FindCoordinator) if it
-    /// is not known. `build` is called with the version negotiated with that broker (the highest
-    /// both sides support), so version-dependent fields are filled for the version that is sent.
-    /// Broker error codes are NOT turned into `Err`: the caller reads them from the response.
+    /// Sends a request to the coordinator of `group` on the general connection, answered within
+    /// `request.timeout.ms` (see [`GroupTransport::call_coordinator_with`]).
     fn call_coordinator<R, F>(
         &self,
         group: &str,
@@ -27,7 +48,29 @@ pub trait GroupTransport: Send + Sync + 'static {
     where
         R: Request + Send + 'static,
         R::Response: Send + 'static,
+        F: FnOnce(i16) -> R + Send,
+    {
+        self.call_coordinator_with(group, CoordinatorCall::default(), build)
+    }
+
+    /// Sends a request to the coordinator of `group` as `call` says, discovering the coordinator
+    /// first (FindCoordinator) if it is not known. `build` is called with the version negotiated
+    /// with that broker (the highest both sides support), so version-dependent fields are filled
+    /// for the version that is sent. Broker error codes are NOT turned into `Err`: the caller
+    /// reads them from the response.
+    fn call_coordinator_with<R, F>(
+        &self,
+        group: &str,
+        call: CoordinatorCall,
+        build: F,
+    ) -> impl Future<Output = Result<R::Response>> + Send
+    where
+        R: Request + Send + 'static,
+        R::Response: Send + 'static,
         F: FnOnce(i16) -> R + Send;
+
+    /// `request.timeout.ms`: what a request without a timeout of its own is allowed.
+    fn request_timeout(&self) -> Duration;
 
     /// Forgets the coordinator of `group` (after NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a
     /// dead connection), so the next call rediscovers it.

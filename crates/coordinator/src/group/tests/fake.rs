@@ -1,4 +1,5 @@
-//! A scripted `GroupTransport`: queued responses per API, every request recorded.
+//! A scripted `GroupTransport`: queued responses per API, every request recorded with how it was
+//! sent (connection and timeout); timeouts are recorded, not enforced.
 //! An API with nothing queued answers Heartbeat/LeaveGroup/DescribeGroups with a success and
 //! leaves every other request pending (as a coordinator holding a JoinGroup would).
 
@@ -7,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicI16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
@@ -20,7 +22,10 @@ use mooring_wire::primitives::Uuid;
 
 use crate::assignor::{Assignor, MemberSubscription, RebalanceProtocol};
 use crate::error::{Error, Result};
-use crate::transport::GroupTransport;
+use crate::transport::{CoordinatorCall, GroupTransport};
+
+/// The `request.timeout.ms` the fake reports.
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One scripted answer.
 pub(crate) enum Scripted {
@@ -32,6 +37,8 @@ pub(crate) enum Scripted {
 struct Inner {
     queues: HashMap<i16, VecDeque<Scripted>>,
     requests: Vec<(i16, tokio::time::Instant, Box<dyn Any + Send>)>,
+    /// How each request was sent, by API key, in order.
+    calls: Vec<(i16, CoordinatorCall)>,
     counts: BTreeMap<String, i32>,
 }
 
@@ -147,9 +154,10 @@ impl Fake {
 
 #[allow(clippy::unwrap_used)]
 impl GroupTransport for Fake {
-    fn call_coordinator<R, F>(
+    fn call_coordinator_with<R, F>(
         &self,
         _group: &str,
+        call: CoordinatorCall,
         build: F,
     ) -> impl Future<Output = Result<R::Response>> + Send
     where
@@ -168,6 +176,7 @@ impl GroupTransport for Fake {
             inner
                 .requests
                 .push((R::API_KEY, tokio::time::Instant::now(), Box::new(request)));
+            inner.calls.push((R::API_KEY, call));
             inner
                 .queues
                 .get_mut(&R::API_KEY)
@@ -195,6 +204,10 @@ impl GroupTransport for Fake {
                 }
             }
         }
+    }
+
+    fn request_timeout(&self) -> Duration {
+        REQUEST_TIMEOUT
     }
 
     fn forget_coordinator(&self, _group: &str) {
