@@ -7,7 +7,7 @@
 //! | `group.instance.id` | none | static membership (KIP-345) |
 //! | `session.timeout.ms` | 45000 | the coordinator drops a member silent this long (KIP-735 default) |
 //! | `heartbeat.interval.ms` | 3000 | time between heartbeats |
-//! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); also bounds listener calls |
+//! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); also bounds listener calls and times JoinGroup and SyncGroup ([`GroupConfig::join_timeout`]) |
 //! | `partition.assignment.strategy` | `range,cooperative-sticky` | ordered protocol list (Java 3.x+ default) |
 //! | `retry.backoff.ms` | 100 | pause before retrying a retriable failure |
 //! | `client.rack` | none | sent in the Subscription (v3, KIP-881) |
@@ -206,6 +206,27 @@ impl GroupConfig {
         Ok(())
     }
 
+    /// How long a JoinGroup may wait for its answer: the rebalance timeout plus `request_timeout`
+    /// (`request.timeout.ms`). The coordinator holds a JoinGroup until every known member has
+    /// rejoined, for up to the group's rebalance timeout, so `request.timeout.ms` alone would fail
+    /// a join that is merely waiting for a slow member (its revoke, say). The request timeout on
+    /// top is the allowance for the round trip itself. Java waits max(`request.timeout.ms`,
+    /// rebalance timeout + 5 s) (`AbstractCoordinator.sendJoinGroupRequest`), franz-go the
+    /// rebalance timeout plus its request-timeout overhead (10 s by default); this is franz-go's
+    /// shape with the configured request timeout as the overhead.
+    pub fn join_timeout(&self, request_timeout: Duration) -> Duration {
+        self.rebalance_timeout.saturating_add(request_timeout)
+    }
+
+    /// How long a SyncGroup may wait for its answer: the rebalance timeout, never less than
+    /// `request_timeout`. The coordinator holds a follower's SyncGroup until the leader's arrives
+    /// (the leader assigns in between) and gives up on missing SyncGroups after the rebalance
+    /// timeout, so that bounds the wait. franz-go does the same; Java uses `request.timeout.ms`,
+    /// which fails a follower whose leader takes longer to assign.
+    pub fn sync_timeout(&self, request_timeout: Duration) -> Duration {
+        self.rebalance_timeout.max(request_timeout)
+    }
+
     /// Whether close sends LeaveGroup: as configured, else only for dynamic members (KIP-345).
     pub fn leave_on_close(&self) -> bool {
         self.leave_group_on_close
@@ -274,6 +295,21 @@ mod tests {
         assert!(matches!(e, Error::Config { key, .. } if key == "session.timeout.ms"));
         let e = GroupConfig::from_properties([("session.timeout.ms", "6000")]).expect_err("no id");
         assert!(matches!(e, Error::Config { key, .. } if key == "group.id"));
+    }
+
+    #[test]
+    fn join_and_sync_are_timed_by_the_rebalance_timeout() {
+        let mut c = GroupConfig::new("g");
+        c.rebalance_timeout = Duration::from_secs(300);
+        let request = Duration::from_secs(30);
+        assert_eq!(c.join_timeout(request), Duration::from_secs(330));
+        assert_eq!(c.sync_timeout(request), Duration::from_secs(300));
+        c.rebalance_timeout = Duration::from_secs(10);
+        assert_eq!(
+            c.sync_timeout(request),
+            request,
+            "never below the request timeout"
+        );
     }
 
     #[test]

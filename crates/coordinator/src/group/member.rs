@@ -544,10 +544,14 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         };
         let transport = self.transport.clone();
         let group = self.config.group_id.clone();
+        // On the group connection, timed by the rebalance (see `GroupConfig::join_timeout`).
+        let join = crate::transport::CoordinatorCall::group(
+            self.config.join_timeout(self.transport.request_timeout()),
+        );
         let join_started = Instant::now();
         let call = async move {
             transport
-                .call_coordinator(&group, move |version| {
+                .call_coordinator_with(&group, join, move |version| {
                     let mut r = request;
                     if version < 5 {
                         r.group_instance_id = None;
@@ -675,10 +679,13 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         };
         let transport = self.transport.clone();
         let group = self.config.group_id.clone();
+        let sync = crate::transport::CoordinatorCall::group(
+            self.config.sync_timeout(self.transport.request_timeout()),
+        );
         let sync_started = Instant::now();
         let call = async move {
             transport
-                .call_coordinator(&group, move |version| {
+                .call_coordinator_with(&group, sync, move |version| {
                     let mut r = request;
                     if version < 3 {
                         r.group_instance_id = None;

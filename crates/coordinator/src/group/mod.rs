@@ -16,6 +16,25 @@
 //!   it); KIP-814 `skip_assignment` for a static leader rejoining a stable group.
 //! - Rebalance callbacks through [`RebalanceListener`], awaited with a bound ([`listener`]).
 //! - Typed, timed events over a bounded channel that never blocks the member ([`events`]).
+//! - Each request has its own timeout, and the coordinator may hold JoinGroup and SyncGroup, so
+//!   they go on a connection of their own (table below).
+//!
+//! # Connections and timeouts
+//!
+//! The coordinator holds a JoinGroup until every member has rejoined and a follower's SyncGroup
+//! until the leader's arrives, each for up to the rebalance timeout (`max.poll.interval.ms`), and a
+//! broker answers one connection's requests one at a time, in order. So JoinGroup and SyncGroup
+//! go on a group connection of their own to the coordinator
+//! ([`CoordinatorCall::group`](crate::transport::CoordinatorCall::group)), timed by the rebalance;
+//! a held JoinGroup never delays a commit or heartbeat, and a timed-out one closes only the group
+//! connection (the cost: one connection more per member). Heartbeats pause during JoinGroup, by
+//! design: the coordinator does not expire a member whose JoinGroup it holds.
+//!
+//! | API | connection | timeout |
+//! |---|---|---|
+//! | JoinGroup | group | rebalance timeout + `request.timeout.ms` ([`GroupConfig::join_timeout`]) |
+//! | SyncGroup | group | rebalance timeout, at least `request.timeout.ms` ([`GroupConfig::sync_timeout`]) |
+//! | Heartbeat, OffsetCommit, OffsetFetch, LeaveGroup, DescribeGroups | general | `request.timeout.ms` |
 //!
 //! # Error table
 //!

@@ -136,6 +136,18 @@ impl Fake {
             .collect()
     }
 
+    /// How each request of API `key` was sent (connection, timeout), in order.
+    pub(crate) fn calls(&self, key: i16) -> Vec<CoordinatorCall> {
+        self.inner
+            .lock()
+            .unwrap()
+            .calls
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, c)| *c)
+            .collect()
+    }
+
     pub(crate) fn count(&self, key: i16) -> usize {
         self.keys().iter().filter(|k| **k == key).count()
     }

@@ -505,3 +505,30 @@ async fn a_static_member_back_in_a_stable_group_reports_no_rebalance() {
         );
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn join_and_sync_go_on_the_group_connection_timed_by_the_rebalance() {
+    use crate::conn::Lane;
+    use crate::transport::CoordinatorCall;
+    const SYNC: i16 = 14;
+    let s = start(config(None), RebalanceProtocol::Eager);
+    s.fake.push(join_ok(1, "m1", "other", "range"));
+    s.fake.push(sync_ok(&[("t", &[0])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+    wait_until(|| s.fake.count(HEARTBEAT) >= 1).await;
+    // config(): rebalance timeout 30 s; the fake's request.timeout.ms is 5 s.
+    assert_eq!(
+        s.fake.calls(JOIN),
+        [CoordinatorCall::group(Duration::from_secs(35))],
+        "JoinGroup: the rebalance timeout plus the request timeout"
+    );
+    assert_eq!(
+        s.fake.calls(SYNC),
+        [CoordinatorCall::group(Duration::from_secs(30))],
+        "SyncGroup: the rebalance timeout"
+    );
+    let heartbeat = s.fake.calls(HEARTBEAT)[0];
+    assert_eq!(heartbeat.lane, Lane::General);
+    assert_eq!(heartbeat.timeout, None, "request.timeout.ms");
+}
