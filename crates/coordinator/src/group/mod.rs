@@ -75,7 +75,7 @@
 //! | OffsetCommit | NONE | done (`Commit` event) |
 //! | OffsetCommit | REBALANCE_IN_PROGRESS | wait (≤ rebalance timeout) until the member is stable in a newer generation; resend with it if every partition is still owned, else fail naming the revoked ones |
 //! | OffsetCommit | UNKNOWN_MEMBER_ID | fail; if it named the member's current generation: lost, reset member id and generation, rejoin |
-//! | OffsetCommit | ILLEGAL_GENERATION | fail; if it named the member's current generation: lost, reset generation, rejoin |
+//! | OffsetCommit | ILLEGAL_GENERATION | fail; if it named the member's current generation: lost, reset generation, rejoin. Sent while the member's JoinGroup was in flight (the generation moved on under it): as REBALANCE_IN_PROGRESS |
 //! | OffsetCommit | FENCED_INSTANCE_ID | fail with `Error::FencedInstanceId`; the member is fenced as for JoinGroup |
 //! | OffsetCommit | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION, UNSTABLE_OFFSET_COMMIT | resend the failed partitions after `retry.backoff.ms`, at most `mooring.commit.retries` times |
 //! | OffsetCommit | UNKNOWN_TOPIC_ID (v10+, topics named by id) | as the row above, with the topic ids fetched afresh from metadata (the topic may have been re-created) |

@@ -20,7 +20,9 @@
 //! generation and is sent again with it, for the partitions this member still owns — a partition
 //! that moved away fails the commit rather than being committed by a member that no longer owns it.
 //! ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID fail the commit; they make the member rejoin only if they
-//! name the generation the member still holds.
+//! name the generation the member still holds. Except for ILLEGAL_GENERATION answering a commit
+//! sent while the member's JoinGroup was in flight: the join phase ended between the two (they go
+//! on separate connections), so it is handled as REBALANCE_IN_PROGRESS.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -173,13 +175,9 @@ impl<T: GroupTransport> Shared<T> {
             // The most severe reaction among the failed partitions decides.
             let reactions: Vec<Reaction> = failed
                 .iter()
-                .map(|(_, c)| reaction::offset_commit(*c))
+                .map(|(_, c)| commit_reaction(*c, &snap))
                 .collect();
-            let pick = |r: Reaction| {
-                failed
-                    .iter()
-                    .find(|(_, c)| reaction::offset_commit(*c) == r)
-            };
+            let pick = |r: Reaction| failed.iter().find(|(_, c)| commit_reaction(*c, &snap) == r);
             if let Some((_, c)) = pick(Reaction::Fenced) {
                 self.tell_member(&snap, *c);
                 return (
@@ -485,6 +483,20 @@ fn offset_commit_request(
 }
 
 /// Topic names by id, for answers that name topics by id only (v10+).
+/// The reaction to a commit's error `code`, for a commit sent with the member's state `sent_with`.
+/// A commit sent while the member's JoinGroup was in flight can reach the coordinator after the
+/// join phase ended, in the new generation (commits and JoinGroup go on separate connections):
+/// its ILLEGAL_GENERATION says the generation moved on under it, not that the member was fenced
+/// (its own JoinGroup's answer says that), so it waits for the new generation as
+/// REBALANCE_IN_PROGRESS does.
+fn commit_reaction(code: ErrorCode, sent_with: &MemberSnapshot) -> Reaction {
+    if code == ErrorCode::IllegalGeneration && sent_with.state == MemberState::PreparingRebalance {
+        Reaction::RetryAfterRebalance
+    } else {
+        reaction::offset_commit(code)
+    }
+}
+
 fn names_by_id(ids: &BTreeMap<String, Uuid>) -> BTreeMap<Uuid, String> {
     ids.iter()
         .filter(|(_, id)| !id.is_nil())

@@ -30,6 +30,8 @@ pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// One scripted answer.
 pub(crate) enum Scripted {
     Respond(Box<dyn Any + Send>),
+    /// Answered once the gate is opened (a coordinator holding the request).
+    Held(Arc<tokio::sync::Notify>, Box<dyn Any + Send>),
     Fail(Error),
 }
 
@@ -89,6 +91,15 @@ impl Fake {
 
     pub(crate) fn push<R: Message + Send + 'static>(&self, response: R) {
         self.push_scripted(R::API_KEY, Scripted::Respond(Box::new(response)));
+    }
+
+    /// Queues `response`, answered only after `gate` is notified.
+    pub(crate) fn push_held<R: Message + Send + 'static>(
+        &self,
+        response: R,
+        gate: Arc<tokio::sync::Notify>,
+    ) {
+        self.push_scripted(R::API_KEY, Scripted::Held(gate, Box::new(response)));
     }
 
     pub(crate) fn push_error(&self, api_key: i16, error: Error) {
@@ -201,6 +212,10 @@ impl GroupTransport for Fake {
             };
             match scripted {
                 Some(Scripted::Respond(b)) => Ok(take(b)),
+                Some(Scripted::Held(gate, b)) => {
+                    gate.notified().await;
+                    Ok(take(b))
+                }
                 Some(Scripted::Fail(e)) => Err(e),
                 None => {
                     let default: Option<Box<dyn Any + Send>> = match R::API_KEY {

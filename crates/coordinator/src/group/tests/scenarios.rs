@@ -532,3 +532,72 @@ async fn join_and_sync_go_on_the_group_connection_timed_by_the_rebalance() {
     assert_eq!(heartbeat.lane, Lane::General);
     assert_eq!(heartbeat.timeout, None, "request.timeout.ms");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_commit_overtaken_by_the_join_phase_is_resent_in_the_new_generation() {
+    use mooring_wire::messages::offset_commit::{
+        OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+    use mooring_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
+    let answer = |code: E| OffsetCommitResponse {
+        topics: vec![OffsetCommitResponseTopic {
+            topic_id: super::fake::topic_id("t"),
+            partitions: vec![OffsetCommitResponsePartition {
+                partition_index: 0,
+                error_code: code.code(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let s = start(config(None), RebalanceProtocol::Cooperative);
+    s.fake.push(join_ok(5, "m1", "other", "cooperative-sticky"));
+    s.fake.push(sync_ok(&[("t", &[0, 1])]));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_state(&s.member, |x| {
+        x.state == MemberState::Stable && x.generation == 5
+    })
+    .await;
+    // The member rejoins and the coordinator holds its JoinGroup; a commit sent meanwhile reaches
+    // the coordinator after the join phase ended, in generation 6.
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    s.fake.push(HeartbeatResponse {
+        error_code: E::RebalanceInProgress.code(),
+        ..Default::default()
+    });
+    s.fake.push_held(
+        join_ok(6, "m1", "other", "cooperative-sticky"),
+        gate.clone(),
+    );
+    s.fake.push(sync_ok(&[("t", &[0, 1])]));
+    wait_until(|| s.fake.count(JOIN) == 2).await;
+    s.fake.push(answer(E::IllegalGeneration));
+    s.fake.push(answer(E::None));
+    let commit = tokio::spawn({
+        let member = s.member.clone();
+        async move {
+            member
+                .commit(std::collections::BTreeMap::from([(
+                    tp("t", 0),
+                    crate::group::OffsetAndMetadata::new(7),
+                )]))
+                .await
+        }
+    });
+    wait_until(|| s.fake.requests::<OffsetCommitRequest>().len() == 1).await;
+    gate.notify_one();
+    commit.await.unwrap().unwrap();
+    let generations: Vec<i32> = s
+        .fake
+        .requests::<OffsetCommitRequest>()
+        .iter()
+        .map(|r| r.generation_id_or_member_epoch)
+        .collect();
+    assert_eq!(generations, [5, 6]);
+    assert!(
+        !s.listener.calls().iter().any(|(k, _)| *k == "lost"),
+        "not fenced: {:?}",
+        s.listener.calls()
+    );
+}
