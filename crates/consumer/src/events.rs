@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mooring_coordinator::group::GroupEvent;
+use mooring_wire::error_code::ErrorCode;
 use tokio::sync::mpsc;
 
 use crate::processing::ProcessingEvent;
@@ -33,6 +34,22 @@ pub enum ConsumerEvent {
         partition: Option<TopicPartition>,
         /// What went wrong.
         error: String,
+    },
+    /// An assigned topic is gone from the cluster (deleted, or not created yet): a Fetch answered
+    /// UNKNOWN_TOPIC_ID or UNKNOWN_TOPIC_OR_PARTITION for it, or its leaders vanished, and fresh
+    /// metadata does not list it. Said once per topic. Its partitions are no longer fetched: in a
+    /// group, the group revokes them after the metadata change; with a manual assignment they stay
+    /// assigned, and the topic is looked up again every `recheck_in` (`metadata.max.age.ms`),
+    /// fetching resuming when it is back.
+    TopicUnavailable {
+        /// The topic.
+        topic: String,
+        /// Its assigned partitions, no longer fetched.
+        partitions: Vec<TopicPartition>,
+        /// What the broker said (UNKNOWN_TOPIC_OR_PARTITION when only the metadata told).
+        code: ErrorCode,
+        /// When the topic is looked up again.
+        recheck_in: Duration,
     },
     /// A partition's position was reset by `auto.offset.reset` (or a seek to the beginning/end).
     OffsetReset {

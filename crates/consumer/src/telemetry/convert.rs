@@ -29,6 +29,20 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
                 error,
             },
         )),
+        ConsumerEvent::TopicUnavailable {
+            topic,
+            partitions,
+            code,
+            recheck_in,
+        } => Some((
+            now_ms(),
+            Event::TopicUnavailable {
+                topic,
+                partitions: partitions.iter().map(part).collect(),
+                error: code.to_string(),
+                recheck_in_seconds: recheck_in.as_secs_f64(),
+            },
+        )),
         ConsumerEvent::OffsetReset {
             partition,
             strategy,

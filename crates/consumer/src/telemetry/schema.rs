@@ -296,6 +296,18 @@ pub enum Event {
         /// The error.
         error: String,
     },
+    /// An assigned topic is gone from the cluster (deleted, or not created yet): its partitions
+    /// are no longer fetched (once per topic).
+    TopicUnavailable {
+        /// The topic.
+        topic: String,
+        /// Its assigned partitions, no longer fetched.
+        partitions: Vec<Partition>,
+        /// The broker's error (e.g. `UNKNOWN_TOPIC_ID (100)`).
+        error: String,
+        /// When the topic is looked up again.
+        recheck_in_seconds: f64,
+    },
     /// `auto.offset.reset` (or a seek to the beginning/end) moved a position.
     OffsetReset {
         /// The partition.
@@ -350,6 +362,7 @@ impl Event {
             Event::Backpressure { .. } => "backpressure",
             Event::HandlerFailed { .. } => "handler_failed",
             Event::FetchError { .. } => "fetch_error",
+            Event::TopicUnavailable { .. } => "topic_unavailable",
             Event::OffsetReset { .. } => "offset_reset",
             Event::CommitFailed { .. } => "commit_failed",
             Event::Shutdown { .. } => "shutdown",
