@@ -1,0 +1,274 @@
+//! One partition's fetch error stays that partition's (real broker): a consumer reads two topics
+//! led by the one broker while a steady producer writes to each; one topic is deleted midway. The
+//! other keeps its throughput (its partitions are fetched on, the broker is not backed off), none
+//! of its acknowledged records is lost, and the deletion reaches the application as a
+//! `TopicUnavailable` event.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{consumer, stop, wait_until};
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::{Consumer, ConsumerError, ConsumerEvent};
+use mooring_testkit::{kafka_script, unique, Cluster};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// Records a second to each topic.
+const RATE: u32 = 200;
+const PARTITIONS: u32 = 3;
+/// The window measured before and after the deletion.
+const WINDOW: Duration = Duration::from_secs(10);
+
+/// Kafka's VerifiableProducer at [`RATE`] records a second to one topic until [`Producer::stop`];
+/// killed on drop, should the test fail first.
+struct Producer {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Producer {
+    fn start(cluster: &Cluster, topic: &str) -> Producer {
+        let out = std::env::temp_dir().join(format!("{}.txt", unique("fetch-errors-producer")));
+        let child = Command::new(kafka_script())
+            .args(["--cluster", cluster.name(), "tool", "VerifiableProducer"])
+            .args(["--bootstrap-server", cluster.bootstrap(), "--topic", topic])
+            .args(["--throughput", &RATE.to_string(), "--max-messages", "-1"])
+            .args(["--acks", "-1"])
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Producer { child, out }
+    }
+
+    /// SIGTERM (the tool flushes and prints its last acknowledgements), then the acknowledged
+    /// (partition, offset) pairs.
+    fn stop(mut self) -> BTreeSet<(i32, i64)> {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let _ = self.child.wait();
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        let _ = std::fs::remove_file(&self.out);
+        text.lines()
+            .filter(|l| l.contains("\"name\":\"producer_send_success\""))
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| Some((v["partition"].as_i64()? as i32, v["offset"].as_i64()?)))
+            .collect()
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every delivery: (topic, partition, offset) and when.
+#[derive(Debug, Clone, Default)]
+struct Deliveries {
+    log: Arc<Mutex<Vec<(Instant, String, i32, i64)>>>,
+}
+
+impl Deliveries {
+    fn record(&self, record: &ConsumerRecord) {
+        self.log.lock().unwrap().push((
+            Instant::now(),
+            record.topic().to_owned(),
+            record.partition(),
+            record.offset(),
+        ));
+    }
+
+    fn count(&self, topic: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, t, _, _)| t == topic)
+            .count()
+    }
+
+    /// Deliveries of `topic` in each whole second from `from`, for `seconds` seconds.
+    fn per_second(&self, topic: &str, from: Instant, seconds: u64) -> Vec<usize> {
+        let mut counts = vec![0; usize::try_from(seconds).unwrap()];
+        for (at, t, _, _) in self.log.lock().unwrap().iter() {
+            if t != topic || *at < from {
+                continue;
+            }
+            let second = usize::try_from(at.duration_since(from).as_secs()).unwrap();
+            if let Some(c) = counts.get_mut(second) {
+                *c += 1;
+            }
+        }
+        counts
+    }
+
+    /// (partition, offset) of `topic` → deliveries.
+    fn offsets(&self, topic: &str) -> BTreeMap<(i32, i64), usize> {
+        let mut out = BTreeMap::new();
+        for (_, t, p, o) in self.log.lock().unwrap().iter() {
+            if t == topic {
+                *out.entry((*p, *o)).or_insert(0) += 1;
+            }
+        }
+        out
+    }
+
+    fn spawn_run(&self, consumer: &Consumer) -> JoinHandle<Result<(), ConsumerError>> {
+        let consumer = consumer.clone();
+        let deliveries = self.clone();
+        tokio::spawn(async move {
+            consumer
+                .run(move |record: ConsumerRecord| {
+                    deliveries.record(&record);
+                    async { Ok::<(), String>(()) }
+                })
+                .await
+        })
+    }
+}
+
+/// The `TopicUnavailable` events seen so far (topic names), and every event's debug line.
+#[derive(Debug, Clone, Default)]
+struct Events {
+    unavailable: Arc<Mutex<Vec<String>>>,
+    fetch_errors: Arc<Mutex<Vec<(Instant, String)>>>,
+}
+
+impl Events {
+    fn watch(consumer: &Consumer) -> Events {
+        let events = Events::default();
+        let mut rx = consumer.events().unwrap();
+        let out = events.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                match event {
+                    ConsumerEvent::TopicUnavailable { topic, .. } => {
+                        out.unavailable.lock().unwrap().push(topic)
+                    }
+                    ConsumerEvent::FetchError {
+                        partition, error, ..
+                    } => out.fetch_errors.lock().unwrap().push((
+                        Instant::now(),
+                        format!(
+                            "{}: {error}",
+                            partition.map(|p| p.to_string()).unwrap_or_default()
+                        ),
+                    )),
+                    _ => {}
+                }
+            }
+        });
+        events
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
+    let cluster = Cluster::shared();
+    let kept = unique("fetch-kept");
+    let doomed = unique("fetch-doomed");
+    let group = unique("fetch-errors-g");
+    cluster.create_topic(&kept, PARTITIONS);
+    cluster.create_topic(&doomed, PARTITIONS);
+    // Cooperative: the rebalance that follows the deletion revokes only the deleted topic's
+    // partitions, so what is measured is the fetcher, not a stop-the-world rebalance.
+    let c = consumer(
+        &cluster,
+        &group,
+        &[("partition.assignment.strategy", "cooperative-sticky")],
+    );
+    let events = Events::watch(&c);
+    c.subscribe([kept.clone(), doomed.clone()]).unwrap();
+    let deliveries = Deliveries::default();
+    let run = deliveries.spawn_run(&c);
+    let kept_producer = Producer::start(&cluster, &kept);
+    let doomed_producer = Producer::start(&cluster, &doomed);
+    wait_until(
+        "both topics consumed",
+        Duration::from_secs(60),
+        || deliveries.count(&kept) > 0 && deliveries.count(&doomed) > 0,
+    )
+    .await;
+
+    // The rate before: a whole window of steady consumption.
+    let before_from = Instant::now();
+    tokio::time::sleep(WINDOW).await;
+    let before = deliveries.per_second(&kept, before_from, WINDOW.as_secs());
+    let before_rate = before.iter().sum::<usize>() as f64 / WINDOW.as_secs_f64();
+
+    // The doomed topic's producer stops first: the broker creates topics on a producer's
+    // metadata request, and would bring it back.
+    let _ = doomed_producer.stop();
+    let deleted_at = Instant::now();
+    cluster.delete_topic(&doomed);
+    tokio::time::sleep(WINDOW).await;
+    let after = deliveries.per_second(&kept, deleted_at, WINDOW.as_secs());
+    let fetch_errors: Vec<String> = events
+        .fetch_errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(at, _)| *at >= deleted_at)
+        .map(|(at, e)| format!("+{:?} {e}", at.duration_since(deleted_at)))
+        .collect();
+    eprintln!(
+        "{kept}: per second before the deletion {before:?} ({before_rate:.0}/s), after {after:?}"
+    );
+    eprintln!(
+        "fetch errors after the deletion ({}): {:?}",
+        fetch_errors.len(),
+        &fetch_errors[..fetch_errors.len().min(40)]
+    );
+
+    // No loss on the surviving topic: every acknowledged record handled.
+    let acked = kept_producer.stop();
+    wait_until(
+        "every acknowledged record of the kept topic handled",
+        Duration::from_secs(30),
+        || {
+            let seen = deliveries.offsets(&kept);
+            acked.iter().all(|po| seen.contains_key(po))
+        },
+    )
+    .await;
+    let reported = events.unavailable.lock().unwrap().clone();
+    let result = stop(&c, run).await;
+
+    let floor = before_rate / 2.0;
+    let slow: Vec<(usize, usize)> = after
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, n)| (*n as f64) < floor)
+        .collect();
+    assert!(
+        slow.is_empty(),
+        "the kept topic fell below half its rate ({floor:.0}/s) in seconds {slow:?} after the \
+         deletion: {after:?}"
+    );
+    assert!(
+        reported.contains(&doomed),
+        "the deletion of {doomed} was not reported (TopicUnavailable events: {reported:?})"
+    );
+    assert_eq!(
+        reported.iter().filter(|t| **t == doomed).count(),
+        1,
+        "reported once"
+    );
+    assert!(
+        !acked.is_empty(),
+        "the producer had acknowledged records of {kept}"
+    );
+    result.unwrap();
+}
