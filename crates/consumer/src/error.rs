@@ -2,6 +2,7 @@
 //! that cannot be found, and a handler failure that stopped processing. Each names what it is
 //! about (the key, the partitions), so an application can match on it and say it clearly.
 
+use mooring_wire::error_code::ErrorCode;
 use mooring_wire::records::RecordsError;
 
 use crate::processing::{EngineError, HandlerFailure};
@@ -56,14 +57,41 @@ pub enum ConsumerError {
         .0.partition, .0.offset, .0.attempts, .0.error
     )]
     HandlerFailed(Box<HandlerFailure>),
-    /// Records of a partition cannot be read (CRC mismatch, unknown compression, ...).
-    #[error("corrupt records in {partition}: {source}")]
+    /// Records of a partition cannot be read (CRC mismatch, unknown compression, ...) at the same
+    /// offset in `fetches` fresh fetches in a row: not a byte flipped in flight. Nothing at or
+    /// past the offset was handed out.
+    #[error(
+        "corrupt records in {partition} at offset {offset} ({fetches} fetches in a row): {source}"
+    )]
     CorruptRecords {
         /// The partition.
         partition: TopicPartition,
+        /// The fetch offset whose batch cannot be read.
+        offset: i64,
+        /// How many fetches in a row failed there.
+        fetches: u32,
         /// The decoder's error.
         #[source]
         source: Box<RecordsError>,
+    },
+    /// The broker refuses to serve these topics (TOPIC_AUTHORIZATION_FAILED in Fetch or
+    /// Metadata; Java's `TopicAuthorizationException`): the principal may not read them.
+    #[error(
+        "not authorized to read topic(s) {} (TOPIC_AUTHORIZATION_FAILED)",
+        .topics.join(", ")
+    )]
+    TopicAuthorizationFailed {
+        /// The topics, sorted.
+        topics: Vec<String>,
+    },
+    /// A Fetch answered a partition with an error that retrying cannot cure (Java raises an
+    /// "unexpected error code" from `poll`).
+    #[error("Fetch of {partition} failed: {code}, not retriable")]
+    FetchFailed {
+        /// The partition.
+        partition: TopicPartition,
+        /// The broker's error.
+        code: ErrorCode,
     },
     /// The operation needs a `group.id`.
     #[error("{0} needs a group.id")]

@@ -21,31 +21,57 @@
 //!   record accepted, or to the first record handed back. A response whose fetch offset is no
 //!   longer the partition's position (a seek, a revoke) is dropped. Records of a partition paused
 //!   while the fetch was in flight are dropped too (fetched again after `resume`).
-//! - **Errors**: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, unknown topic
-//!   or id, leader or replica not available, storage errors → metadata refresh and a full fetch
-//!   after `retry.backoff.ms` (KIP-320: the current leader epoch travels in every request);
-//!   OFFSET_OUT_OF_RANGE → reset by `auto.offset.reset` (`none`: a typed error);
-//!   FETCH_SESSION_ID_NOT_FOUND / INVALID_FETCH_SESSION_EPOCH → a new session.
+//! - **Errors**: one partition's error stays that partition's (`partition_errors.rs`; table
+//!   below). A partition in back-off is left out of the next requests, so the incremental session
+//!   forgets it (the broker would go on fetching a partition merely left unlisted) and lists it
+//!   anew when the back-off ends; the broker's other partitions are fetched at once.
 //! - **Isolation**: `read_committed` fetches up to the last stable offset and drops records of
 //!   aborted transactions; control batches are never shown (`records.rs`).
 //! - **Offset initialisation** for new partitions and pending resets (`positions.rs`).
 //!
+//! # Error table
+//!
+//! Reactions to a Fetch's errors, as Java's fetcher has them (its `poll` raises what is fatal
+//! here; ours ends `run` with the typed [`ConsumerError`], said once). "Back off the partition":
+//! not fetched for `retry.backoff.ms`, doubling with each failure in a row up to
+//! `retry.backoff.max.ms`, reset by an answer read without error; a `FetchError` event names the
+//! partition.
+//!
+//! | scope | error | reaction |
+//! |---|---|---|
+//! | request | transport error (connect, I/O, timeout, decode), any top-level error code but the two below | back off the broker for `retry.backoff.ms`; its session starts over; metadata refresh; `FetchError` event without a partition |
+//! | request | FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH | the session starts over with a full request, at once |
+//! | partition | NONE | records to the engine; back-off and corrupt streak end |
+//! | partition | NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (KIP-320: the leader epoch travels in every request), LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, FETCH_SESSION_TOPIC_ID_ERROR, UNKNOWN_SERVER_ERROR, any other retriable code | back off the partition; metadata refresh |
+//! | partition | leader unknown in metadata (no fetch sent) | back off the partition; metadata refresh |
+//! | partition | UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_TOPIC_ID | back off the partition; the broker's session starts over (it may name the topic by a stale id); metadata refresh. Topic still listed: retried as above |
+//! | topic | an assigned topic not listed by a refresh (deleted, or never created) | `TopicUnavailable` event, once; its partitions are not fetched. In a group the member rejoins on the metadata change and the partitions are revoked; assigned by hand they stay assigned, the topic is looked up again every `metadata.max.age.ms`, and fetched again once listed |
+//! | partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`: [`ConsumerError::OffsetOutOfRange`] |
+//! | partition | a batch failing its CRC-32C or its decoding | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
+//! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch or in the refreshed metadata) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer |
+//! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, an unknown code, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
+//!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
+mod partition_errors;
 pub(crate) mod positions;
 pub(crate) mod records;
 pub(crate) mod request;
 pub(crate) mod session;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mooring_coordinator::group::GroupHandle;
+use mooring_coordinator::metadata::Metadata;
 use mooring_coordinator::{Client, Error as ClientError};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchRequest, FetchResponse, PartitionData};
 use mooring_wire::primitives::Uuid;
+use mooring_wire::records::RecordsError;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -56,7 +82,8 @@ use crate::processing::{Handler, ProcessingEngine, SubmitError};
 use crate::shared::Shared;
 use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo};
 use crate::TopicPartition;
-use session::{FetchSession, PartitionRequest};
+use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
+use session::{FetchSession, PartitionRequest, SessionRequest};
 
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered).
 const IDLE_TICK: Duration = Duration::from_millis(100);
@@ -82,7 +109,10 @@ pub(crate) struct Fetcher<H: Handler> {
     sessions: HashMap<i32, FetchSession>,
     in_flight: JoinSet<Outcome>,
     busy: BTreeSet<i32>,
+    /// Brokers whose last request failed as a whole (transport, top-level error).
     backoff_until: HashMap<i32, Instant>,
+    /// Partitions backed off, corrupt batches, unavailable topics.
+    errors: PartitionErrors,
     refresh_metadata: bool,
     refresh_retry_at: Option<Instant>,
     positions_retry_at: Option<Instant>,
@@ -97,6 +127,10 @@ impl<H: Handler> Fetcher<H> {
         engine: ProcessingEngine<H>,
         member: Option<GroupHandle<Client>>,
     ) -> Self {
+        let errors = PartitionErrors::new(
+            shared.config.client.retry_backoff,
+            shared.config.client.retry_backoff_max,
+        );
         Fetcher {
             shared,
             engine,
@@ -105,6 +139,7 @@ impl<H: Handler> Fetcher<H> {
             in_flight: JoinSet::new(),
             busy: BTreeSet::new(),
             backoff_until: HashMap::new(),
+            errors,
             refresh_metadata: true,
             refresh_retry_at: None,
             positions_retry_at: None,
@@ -146,11 +181,17 @@ impl<H: Handler> Fetcher<H> {
         while !self.shared.is_shutting_down() {
             self.shared.loop_tick();
             self.initialize_positions();
-            if self.refresh_metadata {
+            if self.refresh_metadata || self.errors.recheck_due(Instant::now()) {
                 self.refresh().await;
             }
             self.send_fetches();
             let wake = self.shared.wake.notified();
+            // A partition's back-off may end before the idle tick.
+            let now = Instant::now();
+            let tick = self
+                .errors
+                .next_expiry(now)
+                .map_or(IDLE_TICK, |t| t.duration_since(now).min(IDLE_TICK));
             tokio::select! {
                 Some(joined) = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     match joined {
@@ -178,7 +219,7 @@ impl<H: Handler> Fetcher<H> {
                 }
                 _ = wake => {}
                 _ = shutdown.changed() => {}
-                _ = tokio::time::sleep(IDLE_TICK) => {}
+                _ = tokio::time::sleep(tick) => {}
             }
         }
         self.in_flight.abort_all();
@@ -233,9 +274,10 @@ impl<H: Handler> Fetcher<H> {
             return;
         }
         match self.shared.fetch_client.refresh_topics(&topics).await {
-            Ok(_) => {
+            Ok(metadata) => {
                 self.refresh_metadata = false;
                 self.refresh_retry_at = None;
+                self.refreshed(&topics, &metadata);
             }
             Err(e) => {
                 tracing::warn!(error = %e, "metadata refresh for fetching failed");
@@ -244,18 +286,76 @@ impl<H: Handler> Fetcher<H> {
         }
     }
 
-    /// Plans and sends one Fetch to every broker that leads a fetchable partition and has none in
-    /// flight.
-    fn send_fetches(&mut self) {
+    /// What a refresh of the assigned `topics` says: topics the principal may not read are fatal;
+    /// topics it does not list are unavailable (reported once, not fetched) until one lists them.
+    fn refreshed(&mut self, topics: &[String], metadata: &Metadata) {
+        let unauthorized: Vec<String> = topics
+            .iter()
+            .filter(|t| {
+                metadata
+                    .topics
+                    .get(*t)
+                    .is_some_and(|info| info.error == ErrorCode::TopicAuthorizationFailed)
+            })
+            .cloned()
+            .collect();
+        if !unauthorized.is_empty() {
+            self.shared.fail(ConsumerError::TopicAuthorizationFailed {
+                topics: unauthorized,
+            });
+            return;
+        }
+        let recheck = self.shared.config.client.metadata_max_age;
+        let changed = self.errors.refreshed(
+            topics,
+            |t| metadata.topics.contains_key(t),
+            Instant::now(),
+            recheck,
+        );
+        for (topic, code) in changed.gone {
+            let partitions: Vec<TopicPartition> = self
+                .shared
+                .subs()
+                .assigned_partitions()
+                .into_iter()
+                .filter(|tp| tp.topic == topic)
+                .collect();
+            tracing::warn!(%topic, %code, ?recheck, "assigned topic gone from the cluster; its partitions are no longer fetched");
+            self.shared.emit(ConsumerEvent::TopicUnavailable {
+                topic,
+                partitions,
+                code,
+                recheck_in: recheck,
+            });
+        }
+        for topic in changed.back {
+            tracing::info!(%topic, "topic listed in metadata again; fetching it");
+        }
+    }
+
+    /// The partitions to fetch now, by leader: fetchable (assigned, positioned, not paused), not
+    /// backed off, of a topic not gone. A partition whose leader is unknown is backed off until
+    /// metadata is refreshed.
+    fn plan(
+        &mut self,
+        metadata: &Metadata,
+        now: Instant,
+    ) -> BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> {
         let fetchable = {
             let mut subs = self.shared.subs();
             subs.sync_backpressure(&self.engine.backpressured_partitions());
+            if !self.errors.is_empty() {
+                self.errors
+                    .retain(&subs.assigned_partitions().into_iter().collect());
+            }
             subs.fetchable_partitions()
                 .into_iter()
+                .filter(|tp| {
+                    !self.errors.is_unavailable(&tp.topic) && !self.errors.is_backed_off(tp, now)
+                })
                 .filter_map(|tp| subs.position(&tp).map(|p| (tp, p)))
                 .collect::<Vec<_>>()
         };
-        let metadata = self.shared.fetch_client.cached_metadata();
         let mut by_leader: BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> =
             BTreeMap::new();
         for (tp, position) in fetchable {
@@ -271,33 +371,64 @@ impl<H: Handler> Fetcher<H> {
                         },
                     );
                 }
-                _ => self.refresh_metadata = true,
+                _ => {
+                    self.errors.back_off(&tp, now);
+                    self.refresh_metadata = true;
+                }
             }
         }
-        // Brokers that lead nothing fetchable any more: their session partitions are forgotten
+        by_leader
+    }
+
+    /// Plans `node`'s next request for `wanted`, with the topic ids it names: every partition of
+    /// the session, not only those listed (an incremental answer carries any of them, by topic
+    /// id from v13). A partition to forget whose topic metadata no longer lists (deleted) cannot
+    /// be named by id: the session starts over with a full request, which forgets by omission.
+    fn session_plan(
+        &mut self,
+        node: i32,
+        wanted: BTreeMap<TopicPartition, PartitionRequest>,
+        metadata: &Metadata,
+    ) -> (SessionRequest, BTreeMap<String, Uuid>) {
+        let session = self.sessions.entry(node).or_default();
+        let mut plan = session.build(wanted.clone());
+        if plan
+            .to_forget
+            .iter()
+            .any(|tp| !metadata.topics.contains_key(&tp.topic))
+        {
+            session.reset();
+            plan = session.build(wanted);
+        }
+        let ids = plan
+            .session
+            .keys()
+            .chain(&plan.to_forget)
+            .filter_map(|tp| {
+                metadata
+                    .topics
+                    .get(&tp.topic)
+                    .map(|t| (tp.topic.clone(), t.id))
+            })
+            .collect();
+        (plan, ids)
+    }
+
+    /// Plans and sends one Fetch to every broker that leads a partition to fetch and has none in
+    /// flight nor a back-off running.
+    fn send_fetches(&mut self) {
+        let metadata = self.shared.fetch_client.cached_metadata();
+        let now = Instant::now();
+        let by_leader = self.plan(&metadata, now);
+        // Brokers that lead nothing to fetch any more: their session partitions are forgotten
         // with the next request there; meanwhile the broker may still answer for them, and those
         // answers are dropped (position or assignment check).
-        let now = Instant::now();
         for (node, wanted) in by_leader {
             if self.busy.contains(&node) || self.backoff_until.get(&node).is_some_and(|t| now < *t)
             {
                 continue;
             }
-            let session = self.sessions.entry(node).or_default();
-            let plan = session.build(wanted);
-            // Every partition of the session, not only those listed: an incremental answer
-            // carries any of them (by topic id from v13).
-            let ids: BTreeMap<String, Uuid> = plan
-                .session
-                .keys()
-                .chain(&plan.to_forget)
-                .filter_map(|tp| {
-                    metadata
-                        .topics
-                        .get(&tp.topic)
-                        .map(|t| (tp.topic.clone(), t.id))
-                })
-                .collect();
+            let (plan, ids) = self.session_plan(node, wanted, &metadata);
             let names: HashMap<Uuid, String> =
                 ids.iter().map(|(name, id)| (*id, name.clone())).collect();
             let client = self.shared.fetch_client.clone();
@@ -333,7 +464,9 @@ impl<H: Handler> Fetcher<H> {
         }
     }
 
-    fn node_failed(&mut self, node: i32, error: String, partition: Option<TopicPartition>) {
+    /// The whole request failed (transport, top-level error): the broker is backed off and its
+    /// session starts over.
+    fn node_failed(&mut self, node: i32, error: String) {
         if let Some(session) = self.sessions.get_mut(&node) {
             session.reset();
         }
@@ -342,7 +475,20 @@ impl<H: Handler> Fetcher<H> {
             .insert(node, Instant::now() + self.retry_backoff());
         self.shared.emit(ConsumerEvent::FetchError {
             node,
-            partition,
+            partition: None,
+            error,
+        });
+    }
+
+    /// One partition's answer failed: that partition alone is backed off (the broker's others
+    /// are fetched on at once), and metadata refreshed when the error may mean it moved.
+    fn partition_failed(&mut self, node: i32, tp: TopicPartition, error: String, refresh: bool) {
+        let backoff = self.errors.back_off(&tp, Instant::now());
+        tracing::debug!(partition = %tp, node, %error, ?backoff, "fetch: partition backed off");
+        self.refresh_metadata |= refresh;
+        self.shared.emit(ConsumerEvent::FetchError {
+            node,
+            partition: Some(tp),
             error,
         });
     }
@@ -354,7 +500,7 @@ impl<H: Handler> Fetcher<H> {
             Ok(r) => r,
             Err(e) => {
                 tracing::debug!(node, error = %e, "fetch failed");
-                self.node_failed(node, e.to_string(), None);
+                self.node_failed(node, e.to_string());
                 return;
             }
         };
@@ -368,7 +514,7 @@ impl<H: Handler> Fetcher<H> {
                 code,
                 ErrorCode::FetchSessionIdNotFound | ErrorCode::InvalidFetchSessionEpoch
             ) {
-                self.node_failed(node, code.to_string(), None);
+                self.node_failed(node, code.to_string());
             }
             return;
         }
@@ -395,11 +541,22 @@ impl<H: Handler> Fetcher<H> {
             }
         }
         session.handle_response(response.session_id);
+        let mut unauthorized = BTreeSet::new();
         for (tp, sent, data) in answers {
+            if ErrorCode::from(data.error_code) == ErrorCode::TopicAuthorizationFailed {
+                unauthorized.insert(tp.topic);
+                continue;
+            }
             self.handle_partition(node, tp, sent, data);
+        }
+        if !unauthorized.is_empty() {
+            self.shared.fail(ConsumerError::TopicAuthorizationFailed {
+                topics: unauthorized.into_iter().collect(),
+            });
         }
     }
 
+    /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response).
     fn handle_partition(
         &mut self,
         node: i32,
@@ -409,49 +566,73 @@ impl<H: Handler> Fetcher<H> {
     ) {
         let code = ErrorCode::from(data.error_code);
         match code {
-            ErrorCode::None => self.handle_records(tp, sent, data),
-            ErrorCode::OffsetOutOfRange => {
-                let mut subs = self.shared.subs();
-                if subs.position(&tp).map(|p| p.offset) != Some(sent.fetch_offset) {
-                    return;
+            ErrorCode::None => self.handle_records(node, tp, sent, data),
+            ErrorCode::OffsetOutOfRange => self.reset_out_of_range(tp, sent),
+            ErrorCode::UnknownTopicId
+            | ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::InconsistentTopicId => {
+                // Deleted, or re-created under a new id: the broker's session may name it by an
+                // id it no longer knows, so the next request there is full.
+                self.errors.topic_unknown(&tp.topic, code);
+                if let Some(session) = self.sessions.get_mut(&node) {
+                    session.reset();
                 }
-                let result = match subs.default_reset_strategy() {
-                    OffsetResetStrategy::Earliest => subs.seek_to_beginning([tp.clone()]),
-                    OffsetResetStrategy::Latest => subs.seek_to_end([tp.clone()]),
-                    OffsetResetStrategy::None => {
-                        drop(subs);
-                        self.shared.fail(ConsumerError::OffsetOutOfRange {
-                            partitions: vec![tp],
-                        });
-                        return;
-                    }
-                };
-                if let Err(e) = result {
-                    tracing::debug!(partition = %tp, error = %e, "reset after OFFSET_OUT_OF_RANGE");
-                }
+                self.partition_failed(node, tp, code.to_string(), true);
             }
             ErrorCode::NotLeaderOrFollower
             | ErrorCode::FencedLeaderEpoch
             | ErrorCode::UnknownLeaderEpoch
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::UnknownTopicId
-            | ErrorCode::InconsistentTopicId
             | ErrorCode::FetchSessionTopicIdError
             | ErrorCode::LeaderNotAvailable
             | ErrorCode::ReplicaNotAvailable
             | ErrorCode::KafkaStorageError
-            | ErrorCode::OffsetNotAvailable => {
-                tracing::debug!(partition = %tp, %code, "fetch: leader moved or not ready");
-                self.node_failed(node, code.to_string(), Some(tp));
+            | ErrorCode::OffsetNotAvailable
+            | ErrorCode::UnknownServerError => {
+                self.partition_failed(node, tp, code.to_string(), true);
             }
-            other => {
+            other if other.is_retriable() => {
                 tracing::warn!(partition = %tp, code = %other, "fetch: partition error");
-                self.node_failed(node, other.to_string(), Some(tp));
+                self.partition_failed(node, tp, other.to_string(), true);
             }
+            other => self.shared.fail(ConsumerError::FetchFailed {
+                partition: tp,
+                code: other,
+            }),
         }
     }
 
-    fn handle_records(&mut self, tp: TopicPartition, sent: PartitionRequest, data: PartitionData) {
+    /// OFFSET_OUT_OF_RANGE: reset by `auto.offset.reset` (`none`: fatal), unless a seek moved the
+    /// position meanwhile.
+    fn reset_out_of_range(&mut self, tp: TopicPartition, sent: PartitionRequest) {
+        let mut subs = self.shared.subs();
+        if subs.position(&tp).map(|p| p.offset) != Some(sent.fetch_offset) {
+            return;
+        }
+        let result = match subs.default_reset_strategy() {
+            OffsetResetStrategy::Earliest => subs.seek_to_beginning([tp.clone()]),
+            OffsetResetStrategy::Latest => subs.seek_to_end([tp.clone()]),
+            OffsetResetStrategy::None => {
+                drop(subs);
+                self.shared.fail(ConsumerError::OffsetOutOfRange {
+                    partitions: vec![tp],
+                });
+                return;
+            }
+        };
+        drop(subs);
+        self.errors.succeeded(&tp);
+        if let Err(e) = result {
+            tracing::debug!(partition = %tp, error = %e, "reset after OFFSET_OUT_OF_RANGE");
+        }
+    }
+
+    fn handle_records(
+        &mut self,
+        node: i32,
+        tp: TopicPartition,
+        sent: PartitionRequest,
+        data: PartitionData,
+    ) {
         let position = {
             let mut subs = self.shared.subs();
             subs.update_fetch_info(
@@ -469,6 +650,7 @@ impl<H: Handler> Fetcher<H> {
             }
         };
         let Some(bytes) = data.records.filter(|b| !b.is_empty()) else {
+            self.errors.succeeded(&tp);
             return;
         };
         let wire_bytes = bytes.len();
@@ -485,13 +667,11 @@ impl<H: Handler> Fetcher<H> {
         ) {
             Ok(e) => e,
             Err(source) => {
-                self.shared.fail(ConsumerError::CorruptRecords {
-                    partition: tp,
-                    source: Box::new(source),
-                });
+                self.corrupt(node, tp, position.offset, source);
                 return;
             }
         };
+        self.errors.succeeded(&tp);
         let mut next = FetchPosition {
             offset: extracted.next_offset,
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
@@ -519,6 +699,26 @@ impl<H: Handler> Fetcher<H> {
                 tracing::debug!(partition = %tp, error = %e, "position update");
             }
         }
+    }
+
+    /// The batch at `offset` cannot be read: fetched again from there after a back-off (a byte
+    /// flipped in flight), fatal after [`CORRUPT_FETCHES`] fresh fetches in a row failed there.
+    fn corrupt(&mut self, node: i32, tp: TopicPartition, offset: i64, source: RecordsError) {
+        let fetches = self.errors.corrupt(&tp, offset);
+        if fetches >= CORRUPT_FETCHES {
+            self.shared.fail(ConsumerError::CorruptRecords {
+                partition: tp,
+                offset,
+                fetches,
+                source: Box::new(source),
+            });
+            return;
+        }
+        tracing::warn!(partition = %tp, offset, fetches, error = %source, "corrupt records; fetching them again");
+        let error = format!(
+            "corrupt records at offset {offset} (fetch {fetches} of {CORRUPT_FETCHES}): {source}"
+        );
+        self.partition_failed(node, tp, error, false);
     }
 
     /// Hands records to the engine. `Some(first rejected offset)`, `Some(None)` when all were

@@ -12,7 +12,9 @@
 //! - a partial batch at the end is normal (the size limit cut it): the next fetch starts there.
 //!
 //! A batch that cannot be read (bad CRC, unknown compression) ends the extraction: the records
-//! before it are returned and the position stops at it; if it is the first, the error is returned.
+//! before it are returned and the position stops at it; if it is the first, the error is returned
+//! (the fetcher fetches it again, and gives up only when it fails again and again: see its error
+//! table).
 
 use std::collections::{BTreeSet, VecDeque};
 
