@@ -2,7 +2,8 @@
 //! led by the one broker while a steady producer writes to each; one topic is deleted midway. The
 //! other keeps its throughput (its partitions are fetched on, the broker is not backed off), none
 //! of its acknowledged records is lost, and the deletion reaches the application as a
-//! `TopicUnavailable` event.
+//! `TopicUnavailable` event. With a manual assignment the deleted topic's partitions stay assigned,
+//! are not fetched, and the event says when the topic is looked up again.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use common::{consumer, stop, wait_until};
 use mooring_consumer::processing::ConsumerRecord;
-use mooring_consumer::{Consumer, ConsumerError, ConsumerEvent};
+use mooring_consumer::{Consumer, ConsumerError, ConsumerEvent, TopicPartition};
 use mooring_testkit::{kafka_script, unique, Cluster};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -73,10 +74,13 @@ impl Drop for Producer {
     }
 }
 
-/// Every delivery: (topic, partition, offset) and when.
+/// When a record was handled, and its topic, partition and offset.
+type Delivery = (Instant, String, i32, i64);
+
+/// Every delivery.
 #[derive(Debug, Clone, Default)]
 struct Deliveries {
-    log: Arc<Mutex<Vec<(Instant, String, i32, i64)>>>,
+    log: Arc<Mutex<Vec<Delivery>>>,
 }
 
 impl Deliveries {
@@ -138,14 +142,26 @@ impl Deliveries {
     }
 }
 
-/// The `TopicUnavailable` events seen so far (topic names), and every event's debug line.
+/// A `TopicUnavailable` event's topic, partitions and recheck interval.
+type Unavailable = (String, Vec<TopicPartition>, Duration);
+
+/// The `TopicUnavailable` events and the `FetchError`s seen so far.
 #[derive(Debug, Clone, Default)]
 struct Events {
-    unavailable: Arc<Mutex<Vec<String>>>,
+    unavailable: Arc<Mutex<Vec<Unavailable>>>,
     fetch_errors: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
 impl Events {
+    fn unavailable_topics(&self) -> Vec<String> {
+        self.unavailable
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(t, _, _)| t.clone())
+            .collect()
+    }
+
     fn watch(consumer: &Consumer) -> Events {
         let events = Events::default();
         let mut rx = consumer.events().unwrap();
@@ -153,9 +169,16 @@ impl Events {
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
                 match event {
-                    ConsumerEvent::TopicUnavailable { topic, .. } => {
-                        out.unavailable.lock().unwrap().push(topic)
-                    }
+                    ConsumerEvent::TopicUnavailable {
+                        topic,
+                        partitions,
+                        recheck_in,
+                        ..
+                    } => out
+                        .unavailable
+                        .lock()
+                        .unwrap()
+                        .push((topic, partitions, recheck_in)),
                     ConsumerEvent::FetchError {
                         partition, error, ..
                     } => out.fetch_errors.lock().unwrap().push((
@@ -194,11 +217,9 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
     let run = deliveries.spawn_run(&c);
     let kept_producer = Producer::start(&cluster, &kept);
     let doomed_producer = Producer::start(&cluster, &doomed);
-    wait_until(
-        "both topics consumed",
-        Duration::from_secs(60),
-        || deliveries.count(&kept) > 0 && deliveries.count(&doomed) > 0,
-    )
+    wait_until("both topics consumed", Duration::from_secs(60), || {
+        deliveries.count(&kept) > 0 && deliveries.count(&doomed) > 0
+    })
     .await;
 
     // The rate before: a whole window of steady consumption.
@@ -231,6 +252,15 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
         &fetch_errors[..fetch_errors.len().min(40)]
     );
 
+    // The group revokes the deleted topic's partitions after the metadata change.
+    wait_until(
+        "the deleted topic's partitions revoked",
+        Duration::from_secs(30),
+        || c.assignment().iter().all(|tp| tp.topic != doomed),
+    )
+    .await;
+    assert_eq!(c.assignment().len(), PARTITIONS as usize);
+
     // No loss on the surviving topic: every acknowledged record handled.
     let acked = kept_producer.stop();
     wait_until(
@@ -242,7 +272,7 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
         },
     )
     .await;
-    let reported = events.unavailable.lock().unwrap().clone();
+    let reported = events.unavailable_topics();
     let result = stop(&c, run).await;
 
     let floor = before_rate / 2.0;
@@ -271,4 +301,68 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
         "the producer had acknowledged records of {kept}"
     );
     result.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deleted_topic_stays_assigned_by_hand_but_is_not_fetched() {
+    let cluster = Cluster::shared();
+    let kept = unique("fetch-kept-manual");
+    let doomed = unique("fetch-doomed-manual");
+    cluster.create_topic(&kept, 2);
+    cluster.create_topic(&doomed, 2);
+    assert_eq!(cluster.produce_verifiable(&kept, 100, 0, &[]), 100);
+    assert_eq!(cluster.produce_verifiable(&doomed, 100, 0, &[]), 100);
+    let c = consumer(
+        &cluster,
+        &unique("fetch-errors-manual-g"),
+        &[("metadata.max.age.ms", "60000")],
+    );
+    let events = Events::watch(&c);
+    let mut partitions: Vec<TopicPartition> = [&kept, &doomed]
+        .into_iter()
+        .flat_map(|t| (0..2).map(|p| TopicPartition::new(t.as_str(), p)))
+        .collect();
+    partitions.sort();
+    c.assign(partitions.clone()).unwrap();
+    let deliveries = Deliveries::default();
+    let run = deliveries.spawn_run(&c);
+    wait_until("both topics consumed", Duration::from_secs(30), || {
+        deliveries.count(&kept) == 100 && deliveries.count(&doomed) == 100
+    })
+    .await;
+
+    cluster.delete_topic(&doomed);
+    wait_until("the deletion reported", Duration::from_secs(30), || {
+        events.unavailable_topics().contains(&doomed)
+    })
+    .await;
+    assert_eq!(cluster.produce_verifiable(&kept, 100, 0, &[]), 100);
+    wait_until(
+        "the kept topic's later records consumed",
+        Duration::from_secs(30),
+        || deliveries.count(&kept) == 200,
+    )
+    .await;
+    let reported = events.unavailable.lock().unwrap().clone();
+    assert_eq!(
+        reported,
+        [(
+            doomed.clone(),
+            vec![
+                TopicPartition::new(doomed.as_str(), 0),
+                TopicPartition::new(doomed.as_str(), 1)
+            ],
+            Duration::from_secs(60)
+        )],
+        "once, naming the partitions and when the topic is looked up again"
+    );
+    let mut assigned = c.assignment();
+    assigned.sort();
+    assert_eq!(assigned, partitions, "still assigned");
+    let errors = events.fetch_errors.lock().unwrap().len();
+    assert!(
+        errors <= 4,
+        "a few fetch errors, not a retry loop: {errors}"
+    );
+    stop(&c, run).await.unwrap();
 }
