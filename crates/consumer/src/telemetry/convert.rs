@@ -300,3 +300,33 @@ pub(crate) fn millis(at: SystemTime) -> u64 {
 pub(crate) fn now_ms() -> u64 {
     millis(SystemTime::now())
 }
+
+#[cfg(test)]
+mod tests {
+    use mooring_wire::error_code::ErrorCode;
+
+    use super::*;
+
+    #[test]
+    fn a_topic_unavailable_event_reaches_the_schema() {
+        let event = ConsumerEvent::TopicUnavailable {
+            topic: "orders".into(),
+            partitions: vec![
+                TopicPartition::new("orders", 0),
+                TopicPartition::new("orders", 1),
+            ],
+            code: ErrorCode::UnknownTopicId,
+            recheck_in: Duration::from_secs(300),
+        };
+        let (_, converted) = convert(event).expect("converted");
+        let json = serde_json::to_value(&converted).expect("json");
+        assert_eq!(converted.type_name(), "topic_unavailable");
+        assert_eq!(json["type"], "topic_unavailable");
+        assert_eq!(json["topic"], "orders");
+        assert_eq!(json["partitions"][1]["partition"], 1);
+        assert_eq!(json["error"], "UNKNOWN_TOPIC_ID (100)");
+        assert_eq!(json["recheck_in_seconds"], 300.0);
+        let back: Event = serde_json::from_value(json).expect("the sidecar reads it back");
+        assert_eq!(back, converted);
+    }
+}
