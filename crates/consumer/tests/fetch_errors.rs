@@ -222,7 +222,15 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
     })
     .await;
 
-    // The rate before: a whole window of steady consumption.
+    // Past the start (the producers' first second, the consumer catching up), then the rate
+    // before: a whole window of steady consumption.
+    let warm = deliveries.count(&kept) + 3 * RATE as usize;
+    wait_until(
+        "three seconds of the kept topic",
+        Duration::from_secs(60),
+        || deliveries.count(&kept) >= warm,
+    )
+    .await;
     let before_from = Instant::now();
     tokio::time::sleep(WINDOW).await;
     let before = deliveries.per_second(&kept, before_from, WINDOW.as_secs());
