@@ -42,14 +42,14 @@
 //! | request | transport error (connect, I/O, timeout, decode), any top-level error code but the two below | back off the broker for `retry.backoff.ms`; its session starts over; metadata refresh; `FetchError` event without a partition |
 //! | request | FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH | the session starts over with a full request, at once |
 //! | partition | NONE | records to the engine; back-off and corrupt streak end |
-//! | partition | NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (KIP-320: the leader epoch travels in every request), LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, FETCH_SESSION_TOPIC_ID_ERROR, UNKNOWN_SERVER_ERROR, any other retriable code | back off the partition; metadata refresh |
+//! | partition | NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (KIP-320: the leader epoch travels in every request), LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE, KAFKA_STORAGE_ERROR, OFFSET_NOT_AVAILABLE, FETCH_SESSION_TOPIC_ID_ERROR, UNKNOWN_SERVER_ERROR, a code this client does not know, any other retriable code | back off the partition; metadata refresh |
 //! | partition | leader unknown in metadata (no fetch sent) | back off the partition; metadata refresh |
 //! | partition | UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_TOPIC_ID | back off the partition; the broker's session starts over (it may name the topic by a stale id); metadata refresh. Topic still listed: retried as above |
 //! | topic | an assigned topic not listed by a refresh (deleted, or never created) | `TopicUnavailable` event, once; its partitions are not fetched. In a group the member rejoins on the metadata change and the partitions are revoked; assigned by hand they stay assigned, the topic is looked up again every `metadata.max.age.ms`, and fetched again once listed |
 //! | partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`: [`ConsumerError::OffsetOutOfRange`] |
 //! | partition | a batch failing its CRC-32C or its decoding | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
 //! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch or in the refreshed metadata) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer |
-//! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, an unknown code, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
+//! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
@@ -587,7 +587,10 @@ impl<H: Handler> Fetcher<H> {
             | ErrorCode::ReplicaNotAvailable
             | ErrorCode::KafkaStorageError
             | ErrorCode::OffsetNotAvailable
-            | ErrorCode::UnknownServerError => {
+            // A code this client does not know (a newer broker's) is what Java reads as
+            // UNKNOWN_SERVER_ERROR: warned about and retried, never fatal.
+            | ErrorCode::UnknownServerError
+            | ErrorCode::Unknown(_) => {
                 self.partition_failed(node, tp, code.to_string(), true);
             }
             other if other.is_retriable() => {

@@ -562,3 +562,19 @@ async fn a_non_retriable_partition_error_is_fatal() {
             if partition == a0 && code == ErrorCode::UnsupportedCompressionType
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_error_code_this_client_does_not_know_is_retried_as_unknown_server_error() {
+    let a0 = tp("a", 0);
+    let mut h = harness(std::slice::from_ref(&a0));
+    let _ = h.send(&metadata(&[("a", 1)]));
+    h.answer(vec![(a0.clone(), error(0, ErrorCode::from_i16(32_000)))]);
+    assert!(
+        h.fetcher.shared.fatal().is_none(),
+        "a newer broker's code is not fatal"
+    );
+    assert_eq!(
+        h.fetch_errors(),
+        [(Some(a0.clone()), ErrorCode::from_i16(32_000).to_string())]
+    );
+}
