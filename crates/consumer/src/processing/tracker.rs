@@ -6,6 +6,12 @@
 //! offsets form a sorted ring: completion finds its slot by binary search (O(log n)) and the
 //! finished prefix is popped (amortized O(1)). The committable offset is the lowest unfinished
 //! offset, or the highest tracked + 1 when none is unfinished.
+//!
+//! An offset can also be *abandoned*: its record was handed out and given up without being
+//! processed (a stream delivery dropped unacknowledged). It is neither running nor done: it stays
+//! unfinished for good, so the committable offset never passes it while later offsets may still
+//! finish; the record is processed again only by whoever next fetches the partition from its
+//! committed offset (a restart, or the partition's next owner).
 
 use std::collections::VecDeque;
 
@@ -24,6 +30,13 @@ use std::collections::VecDeque;
 /// assert_eq!(t.committable(), Some(10), "10 still runs: the commit cannot pass it");
 /// t.complete(10);
 /// assert_eq!(t.committable(), Some(14));
+///
+/// t.track(14).expect("increasing");
+/// t.track(15).expect("increasing");
+/// t.abandon(14);
+/// t.complete(15);
+/// assert_eq!(t.committable(), Some(14), "abandoned: never passed");
+/// assert!(!t.complete(14), "an abandoned offset does not finish later");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct OffsetTracker {
@@ -31,14 +44,25 @@ pub struct OffsetTracker {
     window: VecDeque<Slot>,
     /// The highest offset ever tracked.
     last: Option<i64>,
-    /// Unfinished offsets in `window`.
+    /// Unfinished offsets in `window` (abandoned ones included).
     unfinished: usize,
+    /// Abandoned offsets in `window`.
+    abandoned: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     offset: i64,
-    done: bool,
+    state: SlotState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    /// Accepted, not finished (buffered or running).
+    Pending,
+    Done,
+    /// Given up without being processed: unfinished for good.
+    Abandoned,
 }
 
 /// [`OffsetTracker::track`] was given an offset not above the last one.
@@ -63,7 +87,7 @@ impl OffsetTracker {
         self.last = Some(offset);
         self.window.push_back(Slot {
             offset,
-            done: false,
+            state: SlotState::Pending,
         });
         self.unfinished += 1;
         Ok(())
@@ -77,23 +101,45 @@ impl OffsetTracker {
         }
     }
 
-    /// Marks `offset` finished. Returns `false` if it is not tracked or already finished.
+    /// Marks `offset` finished. Returns `false` if it is not tracked, already finished or
+    /// abandoned.
     pub fn complete(&mut self, offset: i64) -> bool {
-        let Ok(i) = self.window.binary_search_by_key(&offset, |s| s.offset) else {
+        let Some(slot) = self.pending_slot(offset) else {
             return false;
         };
-        let Some(slot) = self.window.get_mut(i) else {
-            return false;
-        };
-        if slot.done {
-            return false;
-        }
-        slot.done = true;
+        slot.state = SlotState::Done;
         self.unfinished -= 1;
-        while self.window.front().is_some_and(|s| s.done) {
+        while self
+            .window
+            .front()
+            .is_some_and(|s| s.state == SlotState::Done)
+        {
             self.window.pop_front();
         }
         true
+    }
+
+    /// Marks `offset` abandoned: handed out and given up without being processed. It stays
+    /// unfinished for good (no commit passes it; [`complete`](Self::complete) refuses it), while
+    /// the offsets after it may still finish. Returns `false` if it is not tracked, finished or
+    /// already abandoned.
+    pub fn abandon(&mut self, offset: i64) -> bool {
+        let Some(slot) = self.pending_slot(offset) else {
+            return false;
+        };
+        slot.state = SlotState::Abandoned;
+        self.abandoned += 1;
+        true
+    }
+
+    fn pending_slot(&mut self, offset: i64) -> Option<&mut Slot> {
+        let i = self
+            .window
+            .binary_search_by_key(&offset, |s| s.offset)
+            .ok()?;
+        self.window
+            .get_mut(i)
+            .filter(|s| s.state == SlotState::Pending)
     }
 
     /// The offset to commit: the lowest unfinished offset, or the last tracked + 1 when everything
@@ -105,9 +151,14 @@ impl OffsetTracker {
         }
     }
 
-    /// Offsets tracked and not finished.
+    /// Offsets tracked and not finished (abandoned ones included).
     pub fn unfinished(&self) -> usize {
         self.unfinished
+    }
+
+    /// Offsets abandoned (see [`abandon`](Self::abandon)).
+    pub fn abandoned(&self) -> usize {
+        self.abandoned
     }
 
     /// Records not yet committable: unfinished, or finished above an unfinished one.
@@ -139,6 +190,26 @@ mod tests {
         assert_eq!(t.committable(), Some(6));
         t.track(9).expect("after a gap");
         assert_eq!(t.committable(), Some(9));
+    }
+
+    #[test]
+    fn an_abandoned_offset_stays_unfinished() {
+        let mut t = OffsetTracker::new();
+        for o in 0..4 {
+            t.track(o).expect("increasing");
+        }
+        assert!(t.complete(0));
+        assert!(t.abandon(1));
+        assert!(!t.abandon(1), "twice");
+        assert!(!t.abandon(0), "finished");
+        assert!(!t.abandon(9), "not tracked");
+        assert!(t.complete(2) && t.complete(3));
+        assert!(!t.complete(1), "an abandoned offset never finishes");
+        assert_eq!(t.committable(), Some(1));
+        assert_eq!((t.unfinished(), t.abandoned(), t.window_len()), (1, 1, 3));
+        t.track(4).expect("after it");
+        assert!(t.complete(4));
+        assert_eq!(t.committable(), Some(1));
     }
 
     /// Increasing offsets with gaps, and a completion order (a permutation of their indexes).
@@ -183,6 +254,45 @@ mod tests {
             }
             prop_assert_eq!(t.committable(), Some(offsets[offsets.len() - 1] + 1));
             prop_assert_eq!(t.window_len(), 0);
+        }
+
+        #[test]
+        fn committable_never_passes_an_abandoned_offset(
+            (offsets, order) in offsets_and_order(),
+            abandon in prop::collection::vec(any::<bool>(), 200),
+        ) {
+            // Interleave tracking and ending; each offset ends finished or abandoned.
+            let mut t = OffsetTracker::new();
+            let mut tracked = 0usize;
+            let mut ended = vec![false; offsets.len()];
+            for &i in &order {
+                while tracked <= i {
+                    t.track(offsets[tracked]).expect("increasing");
+                    tracked += 1;
+                }
+                if abandon[i] {
+                    prop_assert!(t.abandon(offsets[i]));
+                    prop_assert!(!t.complete(offsets[i]), "an abandoned offset finished");
+                } else {
+                    prop_assert!(t.complete(offsets[i]));
+                }
+                ended[i] = true;
+                let c = t.committable().expect("tracked");
+                for j in 0..tracked {
+                    if !ended[j] || abandon[j] {
+                        prop_assert!(c <= offsets[j], "committable {} passes {}", c, offsets[j]);
+                    }
+                }
+            }
+            // Everything ended: the commit stops at the first abandoned offset, for good.
+            let first = offsets.iter().zip(&abandon).find(|(_, a)| **a).map(|(o, _)| *o);
+            let end = offsets[offsets.len() - 1] + 1;
+            prop_assert_eq!(t.committable(), Some(first.unwrap_or(end)));
+            let abandoned = abandon.iter().take(offsets.len()).filter(|a| **a).count();
+            prop_assert_eq!((t.unfinished(), t.abandoned()), (abandoned, abandoned));
+            t.track(end).expect("increasing");
+            prop_assert!(t.complete(end));
+            prop_assert_eq!(t.committable(), Some(first.unwrap_or(end + 1)));
         }
 
         #[test]
