@@ -15,7 +15,7 @@ use mooring_wire::records::Record;
 use tokio::time::Instant;
 
 use super::events::EventSink;
-use super::partition::{Bounds, LaneKey, PartitionQueue};
+use super::partition::{Bounds, Ended, LaneKey, PartitionQueue};
 use super::{
     ConsumerRecord, FailureAction, HandlerError, HandlerFailure, LatencyHistogram, OverdueHandler,
     PartitionMetrics, ProcessingConfig, ProcessingEvent, ProcessingMetrics, StopReport,
@@ -49,14 +49,14 @@ pub(crate) enum Outcome {
         error: HandlerError,
         attempts: u32,
     },
-    /// The task was dropped before finishing (runtime shutdown): not finished, no policy.
+    /// The task was dropped before finishing (runtime shutdown), or the record could not be
+    /// handed to the application (its stream was gone): not finished, no policy, and nothing
+    /// more starts on the back of it.
     Cancelled,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum OutcomeKind {
-    Ended,
-    Cancelled,
+    /// Handed to the application and given up unprocessed (a stream delivery dropped without
+    /// `ack` or `fail`): the offset is abandoned for good (no commit passes it), no policy; the
+    /// slot is free and later records of the partition go on.
+    Abandoned,
 }
 
 #[derive(Debug)]
@@ -84,6 +84,7 @@ struct Counters {
     retries: u64,
     poll_interval_exceeded: u64,
     discarded: u64,
+    abandoned: u64,
 }
 
 #[derive(Debug)]
@@ -298,15 +299,12 @@ impl Core {
         let Some(run) = self.running.remove(&task) else {
             return Vec::new();
         };
-        let outcome_kind = match &outcome {
-            Outcome::Cancelled => OutcomeKind::Cancelled,
-            _ => OutcomeKind::Ended,
-        };
-        let advance = match outcome {
+        let cancelled = matches!(outcome, Outcome::Cancelled);
+        let end = match outcome {
             Outcome::Succeeded => {
                 self.counters.completed += 1;
                 self.latency.record(now - run.started);
-                true
+                Ended::Done
             }
             Outcome::Skipped { error, attempts } => {
                 self.counters.failed += 1;
@@ -320,7 +318,7 @@ impl Core {
                     error,
                     action: FailureAction::Skip,
                 });
-                true
+                Ended::Done
             }
             Outcome::Failed { error, attempts } => {
                 self.counters.failed += 1;
@@ -341,14 +339,17 @@ impl Core {
                         error,
                     });
                 }
-                false
+                Ended::Unfinished
             }
-            Outcome::Cancelled => false,
+            Outcome::Cancelled => Ended::Unfinished,
+            Outcome::Abandoned => {
+                self.abandoned(&run);
+                Ended::Abandoned
+            }
         };
         self.last_progress = now;
-        let cancelled = matches!(outcome_kind, OutcomeKind::Cancelled);
         if let Some(pq) = self.partitions.get_mut(&run.partition) {
-            pq.finish(&run.lane, run.offset, advance);
+            pq.finish(&run.lane, run.offset, end);
             if pq.schedule_if_runnable(&run.lane) {
                 self.ready.push_back((run.partition, run.lane));
             }
@@ -361,6 +362,16 @@ impl Core {
             return Vec::new();
         }
         self.pump(now)
+    }
+
+    /// Counts and reports an abandoned record: its partition's commits stop at it from now on.
+    fn abandoned(&mut self, run: &Running) {
+        self.counters.abandoned += 1;
+        tracing::warn!(partition = %run.tp(), offset = run.offset, "record given up unprocessed (delivery dropped without ack); the partition's commits stop at it until it is fetched again");
+        self.events.emit(ProcessingEvent::RecordAbandoned {
+            partition: run.tp(),
+            offset: run.offset,
+        });
     }
 
     /// Marks partitions as stopping and discards their unstarted records. Returns the ids to wait
@@ -526,6 +537,7 @@ impl Core {
             poll_interval_exceeded_total: self.counters.poll_interval_exceeded,
             events_dropped_total: self.events.dropped(),
             discarded_total: self.counters.discarded,
+            abandoned_total: self.counters.abandoned,
             since_last_progress: now - self.last_progress,
             overdue,
             halted: self.failure.is_some(),

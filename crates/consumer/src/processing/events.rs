@@ -1,8 +1,9 @@
 //! What the engine tells the application and the fetcher: backpressure pause/resume, a handler
-//! past `max.poll.interval.ms`, handler failures. Events go to a bounded channel without waiting;
-//! when it is full the event is dropped and counted ([`ProcessingMetrics::events_dropped_total`]).
-//! Everything an event reports can also be read from the engine directly (backpressured
-//! partitions, overdue handlers, the failure), so a dropped event loses no state.
+//! past `max.poll.interval.ms`, handler failures, records given up unprocessed. Events go to a
+//! bounded channel without waiting; when it is full the event is dropped and counted
+//! ([`ProcessingMetrics::events_dropped_total`]). Everything an event reports can also be read
+//! from the engine directly (backpressured partitions, overdue handlers, the failure, the
+//! committable offsets), so a dropped event loses no state.
 //!
 //! [`ProcessingMetrics::events_dropped_total`]: super::ProcessingMetrics::events_dropped_total
 
@@ -61,6 +62,18 @@ pub enum ProcessingEvent {
         error: HandlerError,
         /// What follows.
         action: FailureAction,
+    },
+    /// A record was handed out and given up without being processed (a stream
+    /// [`Delivery`](crate::Delivery) dropped without `ack` or `fail`). It is neither a success
+    /// nor a failure: no commit of the partition passes it from now on, and it is processed again
+    /// when the partition is next fetched from its committed offset (after a restart, or by the
+    /// partition's next owner). Later records of the partition still go on, until its buffer
+    /// (`mooring.buffer.max.records`) fills and backpressure pauses it.
+    RecordAbandoned {
+        /// The record's partition.
+        partition: TopicPartition,
+        /// The record's offset: the partition's commits stop here.
+        offset: i64,
     },
 }
 

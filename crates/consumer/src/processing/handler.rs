@@ -62,6 +62,23 @@ where
     }
 }
 
+/// How a handler of this crate says a record was not processed, beside `Ok` (processed) and an
+/// error (a failure, for the [`FailurePolicy`](super::FailurePolicy)): returned as the error and
+/// recognised by the engine before the failure policy sees it, so it is neither a success nor a
+/// failure. Crate-private: an application's handler cannot return it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotProcessed {
+    /// Handed to the application and given up unprocessed (a stream [`Delivery`] dropped without
+    /// `ack` or `fail`): the offset is abandoned, and no commit ever passes it.
+    ///
+    /// [`Delivery`]: crate::Delivery
+    #[error("the record was given up without being processed")]
+    Abandoned,
+    /// Never handed to the application (its record stream was gone): as if it had not started.
+    #[error("the record could not be handed to the application")]
+    NotHandedOut,
+}
+
 /// The error recorded when a handler panicked: the panic itself is reported by Tokio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the handler panicked")]

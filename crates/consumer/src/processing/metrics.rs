@@ -136,6 +136,10 @@ pub struct ProcessingMetrics {
     pub events_dropped_total: u64,
     /// Records discarded unstarted by a stop, drop or shutdown.
     pub discarded_total: u64,
+    /// Records handed out and given up unprocessed (stream deliveries dropped without `ack`);
+    /// each one stops its partition's commits until the partition is fetched again from its
+    /// committed offset.
+    pub abandoned_total: u64,
     /// Time since a handler last started or finished (the processing loop's liveness). Only a
     /// sign of trouble while work is pending (`in_flight > 0` or records buffered): an idle
     /// engine has nothing to progress on.

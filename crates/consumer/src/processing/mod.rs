@@ -8,7 +8,11 @@
 //!   turns for free slots.
 //! - **Commit tracking**: an [`OffsetTracker`] per partition. A commit never passes a record whose
 //!   handler has not finished, even when later records finished first (ordering `Key`/`None`):
-//!   the committable offset is the lowest unfinished offset, or the last finished + 1.
+//!   the committable offset is the lowest unfinished offset, or the last finished + 1. A record
+//!   handed out and given up unprocessed (a stream delivery dropped without `ack`) is
+//!   *abandoned*: neither a success nor a failure (the failure policy never sees it), its offset
+//!   stays unfinished for good while its slot is freed and later records go on, and
+//!   [`ProcessingEvent::RecordAbandoned`] reports it.
 //! - **Bounded buffers and backpressure**: per partition, records accepted and not yet committable
 //!   are bounded by count, and unstarted records by bytes. Reaching a bound emits
 //!   [`ProcessingEvent::BackpressurePause`] (the fetcher stops fetching the partition, see
@@ -90,6 +94,7 @@ pub use config::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
 pub use engine::{ProcessingEngine, StopReport, Submitted};
 pub use error::{EngineError, SubmitError};
 pub use events::{EventReceiver, FailureAction, HandlerFailure, ProcessingEvent};
+pub(crate) use handler::NotProcessed;
 pub use handler::{Handler, HandlerError, HandlerPanicked};
 pub use metrics::{
     LatencyHistogram, OverdueHandler, PartitionMetrics, ProcessingMetrics, LATENCY_BUCKETS_SECONDS,

@@ -33,6 +33,17 @@ pub(crate) struct Lane {
     pub(crate) scheduled: bool,
 }
 
+/// How a started record's run ended, for its offset in the tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Processed (or skipped by the failure policy): the offset is done.
+    Done,
+    /// Not finished (failed under policy `stop`, or cancelled): the offset stays pending.
+    Unfinished,
+    /// Given up unprocessed: the offset is abandoned for good.
+    Abandoned,
+}
+
 /// The backpressure thresholds, copied from the config.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
@@ -183,12 +194,18 @@ impl PartitionQueue {
         }
     }
 
-    /// A record of `key` finished (`advance`: the offset counts as done). Removes the lane if it
-    /// is empty and idle.
-    pub(crate) fn finish(&mut self, key: &LaneKey, offset: i64, advance: bool) {
+    /// A record of `key` stopped running, as `end` says. Removes the lane if it is empty and
+    /// idle.
+    pub(crate) fn finish(&mut self, key: &LaneKey, offset: i64, end: Ended) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        if advance {
-            self.tracker.complete(offset);
+        match end {
+            Ended::Done => {
+                self.tracker.complete(offset);
+            }
+            Ended::Unfinished => {}
+            Ended::Abandoned => {
+                self.tracker.abandon(offset);
+            }
         }
         if let Some(lane) = self.lanes.get_mut(key) {
             lane.in_flight = lane.in_flight.saturating_sub(1);

@@ -1,7 +1,9 @@
 //! The Tokio task that runs one record's handler: attempts, back-off between retries, the final
 //! outcome reported to the engine. A drop guard reports the outcome even when the handler panics
 //! (a failure, under the configured policy) or the task is dropped unfinished (not finished: the
-//! offset stays uncommitted), so a slot or an ordering lane is never leaked.
+//! offset stays uncommitted), so a slot or an ordering lane is never leaked. A handler of this
+//! crate may say the record was not processed ([`NotProcessed`]): that is no failure, and goes
+//! around the policy (no retry, no skip).
 
 use std::sync::Arc;
 
@@ -9,6 +11,7 @@ use tracing::Instrument;
 
 use super::core::{Outcome, Start, TaskId};
 use super::engine::Shared;
+use super::handler::NotProcessed;
 use super::{Handler, HandlerError, HandlerPanicked, OnFailure};
 use crate::otel::spans;
 
@@ -91,7 +94,13 @@ async fn attempts<H: Handler>(
                 return Outcome::Succeeded;
             }
             Err(e) => {
-                let error: HandlerError = Arc::from(e.into());
+                let error: Box<dyn std::error::Error + Send + Sync> = e.into();
+                match error.downcast_ref::<NotProcessed>() {
+                    Some(NotProcessed::Abandoned) => return Outcome::Abandoned,
+                    Some(NotProcessed::NotHandedOut) => return Outcome::Cancelled,
+                    None => {}
+                }
+                let error: HandlerError = Arc::from(error);
                 if !last_attempt {
                     let after = policy.backoff(retry);
                     shared.retrying(start.task, retry, error, after);

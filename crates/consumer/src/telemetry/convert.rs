@@ -249,6 +249,10 @@ fn processing_event(event: ProcessingEvent) -> Option<Event> {
             attempt,
             error: error.to_string(),
         },
+        ProcessingEvent::RecordAbandoned { partition, offset } => Event::RecordAbandoned {
+            partition: part(&partition),
+            offset,
+        },
         #[allow(unreachable_patterns)]
         _ => return None,
     })
@@ -303,6 +307,8 @@ pub(crate) fn now_ms() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
     use mooring_wire::error_code::ErrorCode;
 
     use super::*;
@@ -328,5 +334,26 @@ mod tests {
         assert_eq!(json["recheck_in_seconds"], 300.0);
         let back: Event = serde_json::from_value(json).expect("the sidecar reads it back");
         assert_eq!(back, converted);
+    }
+
+    #[test]
+    fn an_abandoned_record_is_a_record_abandoned_line() {
+        let event = ConsumerEvent::Processing(ProcessingEvent::RecordAbandoned {
+            partition: TopicPartition::new("orders", 3),
+            offset: 41,
+        });
+        let (_, event) = convert(event).expect("converted");
+        assert_eq!(event.type_name(), "record_abandoned");
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "type": "record_abandoned",
+                "partition": {"topic": "orders", "partition": 3},
+                "offset": 41,
+            })
+        );
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
     }
 }

@@ -287,6 +287,15 @@ pub enum Event {
         /// The error.
         error: String,
     },
+    /// A record was handed out and given up without being processed (a stream delivery dropped
+    /// without acknowledgement): the partition's commits stop at `offset` until the partition is
+    /// fetched again from its committed offset (a restart, or another owner).
+    RecordAbandoned {
+        /// The record's partition.
+        partition: Partition,
+        /// The record's offset.
+        offset: i64,
+    },
     /// A Fetch failed.
     FetchError {
         /// The broker.
@@ -361,6 +370,7 @@ impl Event {
             Event::PollIntervalExceeded { .. } => "poll_interval_exceeded",
             Event::Backpressure { .. } => "backpressure",
             Event::HandlerFailed { .. } => "handler_failed",
+            Event::RecordAbandoned { .. } => "record_abandoned",
             Event::FetchError { .. } => "fetch_error",
             Event::TopicUnavailable { .. } => "topic_unavailable",
             Event::OffsetReset { .. } => "offset_reset",
