@@ -255,15 +255,20 @@ impl Consumer {
     }
 
     /// Runs the consumer with the records as a stream instead of a handler: returns the stream
-    /// and the future to drive (spawn it, or poll it alongside). See [`Delivery`] for when a
-    /// record counts as finished.
+    /// and the future to drive (spawn it, or poll it alongside). Each record is a [`Delivery`]
+    /// to [`ack`](Delivery::ack) or [`fail`](Delivery::fail); one dropped without either is not
+    /// processed (never committed past, delivered again after a restart), and dropping the
+    /// [`RecordStream`] shuts the consumer down. See [`Delivery`] and [`RecordStream`].
     pub fn stream(
         &self,
     ) -> (
         RecordStream,
         impl std::future::Future<Output = Result<(), ConsumerError>> + Send + 'static,
     ) {
-        let (handler, records) = stream::channel(self.shared().config.processing.concurrency);
+        let (handler, records) = stream::channel(
+            self.shared().config.processing.concurrency,
+            self.shutdown_handle(),
+        );
         let consumer = self.clone();
         (records, async move { consumer.run(handler).await })
     }

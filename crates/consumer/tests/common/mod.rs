@@ -187,6 +187,18 @@ pub async fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut
     }
 }
 
+/// Polls `condition` every 50 ms until it holds (`true`) or `timeout` passes (`false`).
+pub async fn poll_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !condition() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}
+
 /// Shuts the consumer down and returns `run`'s result.
 pub async fn stop(
     consumer: &Consumer,
@@ -245,4 +257,57 @@ impl ConsumerRebalanceListener for Calls {
     async fn lost(&self, partitions: Vec<TopicPartition>) {
         self.push(Call::Lost(partitions));
     }
+}
+
+/// Every (partition, offset) the producer saw acknowledged.
+pub type Acked = BTreeMap<i32, std::collections::BTreeSet<i64>>;
+
+/// Produces `count` records with Kafka's VerifiableProducer (acks=all, values 0..count, keys
+/// cycling through `0..keys`) and returns the offsets it saw acknowledged, per partition: what a
+/// loss count is measured against.
+pub fn produce_acked(cluster: &Cluster, topic: &str, count: u64, keys: u32) -> Acked {
+    let (count, keys) = (count.to_string(), keys.to_string());
+    let out = cluster.tool_ok(
+        "VerifiableProducer",
+        &[
+            "--bootstrap-server",
+            cluster.bootstrap(),
+            "--topic",
+            topic,
+            "--max-messages",
+            &count,
+            "--acks",
+            "-1",
+            "--repeating-keys",
+            &keys,
+        ],
+    );
+    let mut acked = Acked::new();
+    for line in out.lines() {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if event["name"] == "producer_send_success" {
+            let partition = event["partition"].as_i64().unwrap() as i32;
+            let offset = event["offset"].as_i64().unwrap();
+            acked.entry(partition).or_default().insert(offset);
+        }
+    }
+    acked
+}
+
+/// The acknowledged records missing from `handled`, per partition (only partitions with losses).
+pub fn lost(acked: &Acked, handled: &[(i32, i64)]) -> BTreeMap<i32, usize> {
+    let handled: std::collections::BTreeSet<(i32, i64)> = handled.iter().copied().collect();
+    acked
+        .iter()
+        .map(|(&p, offsets)| {
+            let missing = offsets
+                .iter()
+                .filter(|&&o| !handled.contains(&(p, o)))
+                .count();
+            (p, missing)
+        })
+        .filter(|(_, missing)| *missing > 0)
+        .collect()
 }
