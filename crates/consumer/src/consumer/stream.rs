@@ -1,48 +1,18 @@
 //! Records as a pull-based stream, for applications that prefer a loop to a handler: each record
 //! comes as a [`Delivery`] from a [`RecordStream`] (a [`futures_core::Stream`], with an inherent
-//! [`next`](RecordStream::next) that needs no import). Ordering and the bound on records out at
-//! once are the engine's: `mooring.ordering`, and `mooring.concurrency` deliveries at most.
+//! [`next`](RecordStream::next) that needs no import). Behind it is an ordinary engine
+//! [`Handler`] that sends the delivery and waits for its end, so ordering and the bound on records
+//! out at once are the engine's (`mooring.ordering`; `mooring.concurrency` deliveries at most).
 //!
-//! A delivery ends one of three ways:
-//! - [`Delivery::ack`]: processed. It is committable once the records before it are.
-//! - [`Delivery::fail`]: failed. The failure policy (`mooring.failure.policy`) decides: under
-//!   `stop` nothing past it is committed and `run` ends with the error.
-//! - dropped without either (a `?` or a panic in the loop, a forgotten delivery): **not
-//!   processed**. It is neither a success nor a failure, so the failure policy never sees it (a
-//!   failure under `skip` would commit past it). Its offset is *abandoned*: no commit of its
-//!   partition ever passes it, and it is delivered again when the partition is next fetched from
-//!   its committed offset — after a restart, or when the partition moves to another member (or
-//!   away and back). It does not hold anything up meanwhile: its concurrency slot is free, a
-//!   drain, revoke or shutdown does not wait for it, and later records of the partition are
-//!   still handed out and acknowledged (they are committed once the abandoned record is
-//!   processed, so a restart hands them out again too). The partition goes on until its buffer
-//!   (`mooring.buffer.max.records` records not yet committable) is full, then backpressure pauses
-//!   its fetching. Each abandoned record is reported once, as
-//!   [`ProcessingEvent::RecordAbandoned`](crate::processing::ProcessingEvent::RecordAbandoned)
-//!   and a warning naming the partition and offset.
-//!
-//! Dropping the [`RecordStream`] stops the consumer, as
-//! [`ShutdownHandle::shutdown`](crate::ShutdownHandle::shutdown) does: every delivery still
-//! queued in the stream, and every one the loop held and dropped with it, counts as not
-//! processed; `run` drains, commits exactly what was acknowledged (up to the first record that
-//! was not), closes the group member and returns `Ok(())`. So a loop that gives up with `?` or
-//! panics loses nothing: a restart in the same group gets every record it did not acknowledge.
-//!
-//! ```no_run
-//! # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), Box<dyn std::error::Error>> {
-//! let (mut records, run) = consumer.stream();
-//! let running = tokio::spawn(run);
-//! while let Some(delivery) = records.next().await {
-//!     let value = delivery.record().value().cloned().unwrap_or_default();
-//!     // An error here drops the stream and this delivery: the consumer stops, and the record
-//!     // is delivered again after a restart.
-//!     let text = std::str::from_utf8(&value)?;
-//!     println!("{}: {text}", delivery.record().offset());
-//!     delivery.ack();
-//! }
-//! running.await??;
-//! # Ok(()) }
-//! ```
+//! The contract (spelled out in the docs of [`Delivery`] and [`RecordStream`], which users see):
+//! `ack` is processed, `fail` is a failure for the policy, and a delivery dropped without either
+//! is **not processed** — the handler reports [`NotProcessed::Abandoned`], an outcome of its own
+//! that the failure policy never sees (a failure under `skip` would commit past it); the engine
+//! keeps the offset abandoned, so no commit passes it and the record comes again when the
+//! partition is next fetched from its committed offset. Dropping the stream requests shutdown;
+//! the deliveries queued in it are dropped with it (abandoned), and records the engine starts
+//! after that are never handed out ([`NotProcessed::NotHandedOut`]: as if not started). A panic
+//! in the application's loop drops the stream and its deliveries: the same rules.
 
 use std::fmt;
 use std::pin::Pin;
@@ -55,14 +25,25 @@ use crate::processing::{ConsumerRecord, Handler, NotProcessed};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// One record handed out by [`Consumer::stream`](super::Consumer::stream). End it with
-/// [`ack`](Self::ack) (processed) or [`fail`](Self::fail) (the failure policy decides).
+/// One record handed out by [`Consumer::stream`](super::Consumer::stream). A delivery ends one
+/// of three ways:
 ///
-/// A delivery dropped without either counts as **not processed**: no commit ever passes its
-/// offset, and the record is delivered again once its partition is fetched from its committed
-/// offset (after a restart, or when the partition moves). Its partition's commits stop at it
-/// meanwhile, and [`ProcessingEvent::RecordAbandoned`] says so. See the
-/// [module docs](self) for the whole contract.
+/// - [`ack`](Self::ack): processed. It is committable once the records before it are.
+/// - [`fail`](Self::fail): failed. The failure policy (`mooring.failure.policy`) decides: under
+///   `stop` nothing past it is committed and `run` ends with the error.
+/// - dropped without either (a `?` or a panic in the loop, a forgotten delivery): **not
+///   processed**. It is neither a success nor a failure, so the failure policy never sees it (a
+///   failure under `skip` would commit past it). No commit of its partition ever passes its
+///   offset, and it is delivered again when the partition is next fetched from its committed
+///   offset: after a restart, or when the partition moves to another member (or away and back).
+///
+/// A dropped delivery holds nothing up meanwhile: its concurrency slot is free, a drain, revoke or
+/// shutdown does not wait for it, and later records of its partition are still handed out and
+/// acknowledged (committed only once the dropped one is processed, so a restart hands them out
+/// again too). The partition goes on until its buffer (`mooring.buffer.max.records` records not
+/// yet committable) is full, then backpressure pauses its fetching. Each dropped delivery is
+/// reported once, as [`ProcessingEvent::RecordAbandoned`] and a warning naming the partition and
+/// offset: that partition's commits have stopped.
 ///
 /// [`ProcessingEvent::RecordAbandoned`]: crate::processing::ProcessingEvent::RecordAbandoned
 #[must_use = "a delivery dropped without ack() or fail() is not processed: its partition's commits stop at it"]
@@ -105,11 +86,30 @@ impl Delivery {
 }
 
 /// The receiving end of [`Consumer::stream`](super::Consumer::stream): a
-/// [`futures_core::Stream`] of [`Delivery`]s, and [`next`](Self::next) for a plain loop.
+/// [`futures_core::Stream`] of [`Delivery`]s, and [`next`](Self::next) for a plain loop (no
+/// import needed). See [`Delivery`] for when a record counts as processed.
 ///
-/// Dropping it stops the consumer (as [`ShutdownHandle::shutdown`]): the deliveries queued in it
-/// count as not processed, and `run` drains, commits what was acknowledged and returns `Ok(())`.
-/// See the [module docs](self).
+/// Dropping the stream stops the consumer, as [`ShutdownHandle::shutdown`] does: every delivery
+/// still queued in it, and every one the loop held and dropped with it, counts as not processed;
+/// `run` drains, commits exactly what was acknowledged (up to the first record that was not),
+/// closes the group member and returns `Ok(())`. So a loop that gives up with `?`, or panics,
+/// loses nothing: a restart in the same group gets every record it did not acknowledge.
+///
+/// ```no_run
+/// # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), Box<dyn std::error::Error>> {
+/// let (mut records, run) = consumer.stream();
+/// let running = tokio::spawn(run);
+/// while let Some(delivery) = records.next().await {
+///     let value = delivery.record().value().cloned().unwrap_or_default();
+///     // An error here drops the stream and this delivery: the consumer stops, and the record
+///     // is delivered again after a restart.
+///     let text = std::str::from_utf8(&value)?;
+///     println!("{}: {text}", delivery.record().offset());
+///     delivery.ack();
+/// }
+/// running.await??;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct RecordStream {
     rx: mpsc::Receiver<Delivery>,
@@ -341,6 +341,37 @@ mod tests {
                 .any(|e| matches!(e, ProcessingEvent::HandlerFailed { .. })),
             "{events:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_the_loop_drops_the_stream_and_its_delivery() {
+        let (engine, mut events, stream, shutdown) = engine(ProcessingConfig::default());
+        let tp = TopicPartition::new("t", 0);
+        engine.add_partitions([tp.clone()]);
+        engine.submit(&tp, records(0..3)).unwrap();
+        let app = tokio::spawn(async move {
+            let mut stream = stream;
+            let _held = next(&mut stream).await;
+            panic!("the application's loop panics while holding a delivery");
+        });
+        assert!(app.await.unwrap_err().is_panic());
+        assert!(
+            shutdown.is_shutdown(),
+            "dropping the stream stops the consumer"
+        );
+        let report = tokio::time::timeout(
+            Duration::from_secs(1),
+            engine.shutdown(Duration::from_secs(30)),
+        )
+        .await
+        .expect("nothing to wait for");
+        assert_eq!(report.committable.get(&tp), Some(&0));
+        assert!(
+            engine.failure().is_none(),
+            "a panic in the loop is no handler failure"
+        );
+        // Offset 1 started after the stream was gone: never handed out, not reported.
+        assert_eq!(abandoned(&drain_events(&mut events)), [0]);
     }
 
     #[tokio::test]
