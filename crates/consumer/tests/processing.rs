@@ -964,3 +964,61 @@ async fn guarantees_hold_on_a_multi_thread_runtime() {
     let report = engine.shutdown(Duration::from_secs(60)).await;
     assert_eq!(report.committable, (0..8).map(|p| (tp(p), 200)).collect());
 }
+
+#[tokio::test(start_paused = true)]
+async fn records_take_their_batchs_header_facts() {
+    use mooring_consumer::processing::{BatchInfo, TimestampType};
+
+    type Facts = (i64, i64, TimestampType, Option<i32>);
+    let seen: Arc<Mutex<Vec<Facts>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let handler = move |r: ConsumerRecord| {
+        let log = Arc::clone(&log);
+        async move {
+            let facts = (
+                r.offset(),
+                r.timestamp(),
+                r.timestamp_type(),
+                r.leader_epoch(),
+            );
+            log.lock().expect("lock").push(facts);
+            Ok::<(), String>(())
+        }
+    };
+    let (engine, _events) =
+        ProcessingEngine::new(ProcessingConfig::default(), handler).expect("engine");
+    engine.add_partitions([tp(0)]);
+    let appended = BatchInfo {
+        timestamp_type: TimestampType::LogAppendTime,
+        max_timestamp: 9_000,
+        partition_leader_epoch: 3,
+    };
+    let created = BatchInfo {
+        partition_leader_epoch: 4,
+        ..BatchInfo::default()
+    };
+    // Batches [0, 2] (log-append time) and [3, 6] (create time); offset 1 compacted away.
+    let batch: Vec<Record> = [0, 2, 3, 6]
+        .into_iter()
+        .map(|o| Record::new(o, 100 + o, None, None))
+        .collect();
+    engine
+        .submit_batches(&tp(0), batch, &[(2, appended), (6, created)])
+        .expect("accepted");
+    // Without batches (a plain submit): create time, no epoch.
+    engine
+        .submit(&tp(0), vec![Record::new(7, 107, None, None)])
+        .expect("accepted");
+    assert!(engine.drained(LONG).await);
+    let create = TimestampType::CreateTime;
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        [
+            (0, 9_000, TimestampType::LogAppendTime, Some(3)),
+            (2, 9_000, TimestampType::LogAppendTime, Some(3)),
+            (3, 103, create, Some(4)),
+            (6, 106, create, Some(4)),
+            (7, 107, create, None),
+        ]
+    );
+}

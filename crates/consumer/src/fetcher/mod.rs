@@ -682,7 +682,7 @@ impl<H: Handler> Fetcher<H> {
         if !extracted.records.is_empty() {
             self.record_sizes
                 .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));
-            match self.submit(&tp, extracted.records) {
+            match self.submit(&tp, extracted.records, &extracted.batches) {
                 Some(Some(first_rejected)) => {
                     next = FetchPosition {
                         offset: first_rejected,
@@ -730,8 +730,9 @@ impl<H: Handler> Fetcher<H> {
         &self,
         tp: &TopicPartition,
         records: Vec<mooring_wire::records::Record>,
+        batches: &[(i64, crate::processing::BatchInfo)],
     ) -> Option<Option<i64>> {
-        match self.engine.submit(tp, records) {
+        match self.engine.submit_batches(tp, records, batches) {
             Ok(submitted) => Some(submitted.rejected.first().map(|r| r.offset)),
             Err(SubmitError::OffsetNotIncreasing { .. }) => {
                 // A seek backwards: the engine starts the partition afresh, and the records are

@@ -9,7 +9,9 @@
 //!   aborted transaction as (producer id, first offset); a transactional batch whose producer has
 //!   an aborted transaction starting at or before the batch's last offset is skipped, until that
 //!   producer's ABORT marker (KIP-98);
-//! - a partial batch at the end is normal (the size limit cut it): the next fetch starts there.
+//! - a partial batch at the end is normal (the size limit cut it): the next fetch starts there;
+//! - what a record takes from its batch's header (timestamp type, log-append time, leader epoch)
+//!   is kept once per batch, next to the records, for the engine to copy into each record.
 //!
 //! A batch that cannot be read (bad CRC, unknown compression) ends the extraction: the records
 //! before it are returned and the position stops at it; if it is the first, the error is returned
@@ -22,6 +24,8 @@ use bytes::Bytes;
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{BatchItem, BatchReader, ControlRecordType, Record, RecordsError};
 
+use crate::processing::BatchInfo;
+
 /// What one partition's bytes yield.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Extracted {
@@ -31,6 +35,9 @@ pub(crate) struct Extracted {
     pub next_offset: i64,
     /// The leader epoch of the last batch consumed (KIP-320), when the broker stamped one.
     pub leader_epoch: Option<i32>,
+    /// For each batch that gave records, its last offset and header facts, in offset order
+    /// (what [`ProcessingEngine::submit_batches`](crate::processing::ProcessingEngine::submit_batches) takes).
+    pub batches: Vec<(i64, BatchInfo)>,
 }
 
 /// Extracts the records at or after `position`. `aborted` is `Some` under `read_committed` (the
@@ -46,6 +53,7 @@ pub(crate) fn extract(
         records: Vec::new(),
         next_offset: position,
         leader_epoch: None,
+        batches: Vec::new(),
     };
     let mut pending_aborts: VecDeque<(i64, i64)> = aborted
         .unwrap_or_default()
@@ -104,8 +112,13 @@ pub(crate) fn extract(
             Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
             Err(_) => break,
         };
+        let before = out.records.len();
         out.records
             .extend(records.into_iter().filter(|r| r.offset >= position));
+        if out.records.len() > before {
+            out.batches
+                .push((header.last_offset(), BatchInfo::from(&header)));
+        }
         advance(&mut out);
     }
     Ok(out)
@@ -156,6 +169,40 @@ mod tests {
         assert_eq!(offsets(&e), [3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(e.next_offset, 10);
         assert_eq!(e.leader_epoch, Some(3));
+    }
+
+    #[test]
+    fn each_batch_that_gives_records_keeps_its_header_facts() {
+        use mooring_wire::records::{BatchAttributes, TimestampType};
+
+        let mut appended = data_batch(5, 5, None);
+        appended.attributes =
+            BatchAttributes::default().with_timestamp_type(TimestampType::LogAppendTime);
+        appended.max_timestamp = 9_000;
+        appended.partition_leader_epoch = 4;
+        let bytes = encode(&[data_batch(0, 5, None), appended, data_batch(10, 2, None)]);
+        // From offset 5: the first batch gives nothing and is not listed.
+        let e = extract(bytes, "t", 0, 5, None).expect("extract");
+        assert_eq!(offsets(&e), [5, 6, 7, 8, 9, 10, 11]);
+        let facts: Vec<(i64, TimestampType, i64, i32)> = e
+            .batches
+            .iter()
+            .map(|(last, b)| {
+                (
+                    *last,
+                    b.timestamp_type,
+                    b.max_timestamp,
+                    b.partition_leader_epoch,
+                )
+            })
+            .collect();
+        assert_eq!(
+            facts,
+            [
+                (9, TimestampType::LogAppendTime, 9_000, 4),
+                (11, TimestampType::CreateTime, 1_001, 3),
+            ]
+        );
     }
 
     #[test]

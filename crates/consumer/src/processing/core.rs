@@ -17,9 +17,9 @@ use tokio::time::Instant;
 use super::events::EventSink;
 use super::partition::{Bounds, Ended, LaneKey, PartitionQueue};
 use super::{
-    ConsumerRecord, FailureAction, HandlerError, HandlerFailure, LatencyHistogram, OverdueHandler,
-    PartitionMetrics, ProcessingConfig, ProcessingEvent, ProcessingMetrics, StopReport,
-    SubmitError, Submitted,
+    BatchInfo, ConsumerRecord, FailureAction, HandlerError, HandlerFailure, LatencyHistogram,
+    OverdueHandler, PartitionMetrics, ProcessingConfig, ProcessingEvent, ProcessingMetrics,
+    StopReport, SubmitError, Submitted,
 };
 use crate::TopicPartition;
 
@@ -175,6 +175,7 @@ impl Core {
         &mut self,
         tp: &TopicPartition,
         records: Vec<Record>,
+        batches: &[(i64, BatchInfo)],
         now: Instant,
     ) -> Result<(Submitted, Vec<Start>), SubmitError> {
         if self.closed {
@@ -202,7 +203,7 @@ impl Core {
             last = Some(r.offset);
         }
         let total = records.len();
-        let pushed = pq.push(records);
+        let pushed = pq.push(records, batches);
         for key in pushed.runnable {
             self.ready.push_back((pid, key));
         }
@@ -235,7 +236,7 @@ impl Core {
             let Some(pq) = self.partitions.get_mut(&pid) else {
                 continue;
             };
-            let Some(record) = pq.start_next(&key) else {
+            let Some((record, batch)) = pq.start_next(&key) else {
                 continue;
             };
             let event = pq.check_backpressure();
@@ -256,7 +257,8 @@ impl Core {
             );
             starts.push(Start {
                 task,
-                record: ConsumerRecord::new(Arc::clone(&pq.topic), pq.tp.partition, record),
+                record: ConsumerRecord::new(Arc::clone(&pq.topic), pq.tp.partition, record)
+                    .with_batch(batch),
             });
             if again {
                 self.ready.push_back((pid, key));

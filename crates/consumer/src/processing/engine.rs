@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::core::{Core, Outcome, PartitionId, Start, TaskId};
 use super::events::EventSink;
 use super::{
-    task, watchdog, EngineError, EventReceiver, FailurePolicy, Handler, HandlerError,
+    task, watchdog, BatchInfo, EngineError, EventReceiver, FailurePolicy, Handler, HandlerError,
     HandlerFailure, ProcessingConfig, ProcessingMetrics, SubmitError,
 };
 use crate::otel::spans::TraceInfo;
@@ -189,16 +189,30 @@ impl<H: Handler> ProcessingEngine<H> {
     }
 
     /// Hands records of one partition (increasing offsets, as fetched) to the engine. Accepts the
-    /// prefix that fits the partition's buffer; see [`Submitted`].
+    /// prefix that fits the partition's buffer; see [`Submitted`]. The records' batch facts are
+    /// [`BatchInfo::default`]; the fetcher uses [`submit_batches`](Self::submit_batches).
     pub fn submit(
         &self,
         partition: &TopicPartition,
         records: Vec<Record>,
     ) -> Result<Submitted, SubmitError> {
-        let (submitted, starts) = self
-            .shared
-            .lock()
-            .submit(partition, records, Instant::now())?;
+        self.submit_batches(partition, records, &[])
+    }
+
+    /// As [`submit`](Self::submit), with the batches the records came from: each batch's last
+    /// offset and its [`BatchInfo`], in offset order. A record takes the facts of the first batch
+    /// whose last offset is at or above its own (timestamp type, log-append time, leader epoch:
+    /// see [`ConsumerRecord`](super::ConsumerRecord)).
+    pub fn submit_batches(
+        &self,
+        partition: &TopicPartition,
+        records: Vec<Record>,
+        batches: &[(i64, BatchInfo)],
+    ) -> Result<Submitted, SubmitError> {
+        let (submitted, starts) =
+            self.shared
+                .lock()
+                .submit(partition, records, batches, Instant::now())?;
         self.shared.spawn(starts);
         Ok(submitted)
     }

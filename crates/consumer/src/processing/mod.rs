@@ -99,5 +99,8 @@ pub use handler::{Handler, HandlerError, HandlerPanicked};
 pub use metrics::{
     LatencyHistogram, OverdueHandler, PartitionMetrics, ProcessingMetrics, LATENCY_BUCKETS_SECONDS,
 };
-pub use record::ConsumerRecord;
+/// The wire types a [`ConsumerRecord`] exposes (headers, timestamp type), so handlers need no
+/// `mooring-wire` dependency of their own.
+pub use mooring_wire::records::{Header, HeaderKey, Headers, TimestampType};
+pub use record::{BatchInfo, ConsumerRecord};
 pub use tracker::{NotIncreasing, OffsetTracker};

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use mooring_wire::records::Record;
 
 use super::record::record_size;
-use super::{OffsetTracker, ProcessingConfig, ProcessingEvent, ProcessingOrder};
+use super::{BatchInfo, OffsetTracker, ProcessingConfig, ProcessingEvent, ProcessingOrder};
 use crate::TopicPartition;
 
 /// Identifies a lane inside its partition.
@@ -25,9 +25,17 @@ pub(crate) enum LaneKey {
     Key(Option<Bytes>),
 }
 
+/// A record waiting in its lane, with its size and its batch's facts.
+#[derive(Debug)]
+struct Queued {
+    record: Record,
+    size: usize,
+    batch: BatchInfo,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
-    queue: VecDeque<(Record, usize)>,
+    queue: VecDeque<Queued>,
     in_flight: usize,
     /// In the engine's ready queue already.
     pub(crate) scheduled: bool,
@@ -136,10 +144,13 @@ impl PartitionQueue {
     }
 
     /// Accepts the prefix of `records` that fits. The caller has checked offsets increase.
-    pub(crate) fn push(&mut self, records: Vec<Record>) -> Pushed {
+    /// `batches` (each batch's last offset and facts, in offset order) gives each record its
+    /// batch's facts; records past them get [`BatchInfo::default`].
+    pub(crate) fn push(&mut self, records: Vec<Record>, batches: &[(i64, BatchInfo)]) -> Pushed {
         let mut runnable = Vec::new();
         let mut rejected = Vec::new();
         let limit = self.lane_limit();
+        let mut batches = batches.iter().peekable();
         let mut records = records.into_iter();
         for record in records.by_ref() {
             let size = record_size(&record);
@@ -147,9 +158,15 @@ impl PartitionQueue {
                 rejected.push(record);
                 break;
             }
+            while batches.next_if(|(last, _)| *last < record.offset).is_some() {}
+            let batch = batches.peek().map_or_else(BatchInfo::default, |(_, b)| *b);
             let key = self.lane_key(&record);
             let lane = self.lanes.entry(key.clone()).or_default();
-            lane.queue.push_back((record, size));
+            lane.queue.push_back(Queued {
+                record,
+                size,
+                batch,
+            });
             self.buffered_records += 1;
             self.buffered_bytes += size;
             if !lane.scheduled && lane.in_flight < limit && !self.stopping {
@@ -163,7 +180,7 @@ impl PartitionQueue {
 
     /// Takes the next record of a runnable lane; `None` if the lane cannot run (stale entry).
     /// Clears the lane's `scheduled` flag; [`Self::lane_runnable`] says whether to queue it again.
-    pub(crate) fn start_next(&mut self, key: &LaneKey) -> Option<Record> {
+    pub(crate) fn start_next(&mut self, key: &LaneKey) -> Option<(Record, BatchInfo)> {
         let limit = self.lane_limit();
         let stopping = self.stopping;
         let lane = self.lanes.get_mut(key)?;
@@ -171,12 +188,16 @@ impl PartitionQueue {
         if stopping || lane.in_flight >= limit {
             return None;
         }
-        let (record, size) = lane.queue.pop_front()?;
+        let Queued {
+            record,
+            size,
+            batch,
+        } = lane.queue.pop_front()?;
         lane.in_flight += 1;
         self.in_flight += 1;
         self.buffered_records -= 1;
         self.buffered_bytes -= size;
-        Some(record)
+        Some((record, batch))
     }
 
     /// If the lane can start another record and is not queued, marks it queued and returns true.

@@ -1,38 +1,108 @@
 //! The record a handler receives: a `mooring_wire` record plus the topic and partition it came
-//! from. The topic name is shared (`Arc<str>`), so handing out a record allocates nothing.
+//! from and what it takes from its batch's header (timestamp type, log-append time, leader
+//! epoch). The topic name is shared (`Arc<str>`) and the batch facts are copied (16 bytes), so
+//! handing out a record allocates nothing.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mooring_wire::records::Record;
+use mooring_wire::records::batch::{NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP};
+use mooring_wire::records::{BatchHeader, Header, Headers, Record, TimestampType};
 
 use crate::TopicPartition;
+
+/// What a record takes from the header of the batch it was written in: Kafka keeps these per
+/// batch (RecordBatch v2), not per record.
+///
+/// ```
+/// use mooring_consumer::processing::{BatchInfo, TimestampType};
+///
+/// let info = BatchInfo::default();
+/// assert_eq!(info.timestamp_type, TimestampType::CreateTime);
+/// assert_eq!(info.partition_leader_epoch, -1, "unknown");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BatchInfo {
+    /// How the batch's timestamps were set (attributes bit 3).
+    pub timestamp_type: TimestampType,
+    /// The batch's `maxTimestamp`: every record's timestamp under
+    /// [`TimestampType::LogAppendTime`].
+    pub max_timestamp: i64,
+    /// The epoch of the leader that appended the batch (KIP-101), -1 if unknown.
+    pub partition_leader_epoch: i32,
+}
+
+impl Default for BatchInfo {
+    /// Create time, no log-append time, no leader epoch.
+    fn default() -> Self {
+        BatchInfo {
+            timestamp_type: TimestampType::CreateTime,
+            max_timestamp: NO_TIMESTAMP,
+            partition_leader_epoch: NO_PARTITION_LEADER_EPOCH,
+        }
+    }
+}
+
+impl From<&BatchHeader> for BatchInfo {
+    fn from(h: &BatchHeader) -> Self {
+        BatchInfo {
+            timestamp_type: h.attributes.timestamp_type(),
+            max_timestamp: h.max_timestamp,
+            partition_leader_epoch: h.partition_leader_epoch,
+        }
+    }
+}
 
 /// One record of one partition, as handed to a [`Handler`](super::Handler).
 ///
 /// ```
-/// use mooring_consumer::processing::ConsumerRecord;
+/// use mooring_consumer::processing::{BatchInfo, ConsumerRecord, Header, TimestampType};
 /// use mooring_wire::records::Record;
 ///
-/// let rec = ConsumerRecord::new("orders".into(), 2, Record::new(41, 0, None, Some("v".into())));
+/// let record = Record::new(41, 1_700_000_000_000, None, Some("v".into()))
+///     .with_header(Header::new("content-type", "text/plain"));
+/// let rec = ConsumerRecord::new("orders".into(), 2, record);
 /// assert_eq!((rec.topic(), rec.partition(), rec.offset()), ("orders", 2, 41));
 /// assert_eq!(rec.value().map(|v| &v[..]), Some(&b"v"[..]));
+/// assert_eq!(rec.timestamp(), 1_700_000_000_000);
+/// assert_eq!(rec.timestamp_type(), TimestampType::CreateTime);
+/// assert_eq!(rec.header("content-type").and_then(|h| h.value.as_deref()), Some(&b"text/plain"[..]));
+/// assert_eq!(rec.headers().len(), 1);
+/// assert_eq!(rec.leader_epoch(), None);
+///
+/// // A batch the broker stamped with its log-append time, appended under leader epoch 7.
+/// let rec = rec.with_batch(BatchInfo {
+///     timestamp_type: TimestampType::LogAppendTime,
+///     max_timestamp: 1_700_000_000_500,
+///     partition_leader_epoch: 7,
+/// });
+/// assert_eq!(rec.timestamp(), 1_700_000_000_500);
+/// assert_eq!(rec.leader_epoch(), Some(7));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerRecord {
     topic: Arc<str>,
     partition: i32,
     record: Record,
+    batch: BatchInfo,
 }
 
 impl ConsumerRecord {
-    /// A record of `topic`/`partition`.
+    /// A record of `topic`/`partition`, from a batch with [`BatchInfo::default`] (create time,
+    /// no leader epoch); see [`with_batch`](Self::with_batch).
     pub fn new(topic: Arc<str>, partition: i32, record: Record) -> Self {
         ConsumerRecord {
             topic,
             partition,
             record,
+            batch: BatchInfo::default(),
         }
+    }
+
+    /// The same record, from a batch with this header.
+    pub fn with_batch(mut self, batch: BatchInfo) -> Self {
+        self.batch = batch;
+        self
     }
 
     /// The topic name.
@@ -65,7 +135,49 @@ impl ConsumerRecord {
         self.record.value.as_ref()
     }
 
-    /// The whole wire record (timestamp, headers, ...).
+    /// The record's timestamp, ms since the Unix epoch (-1: none): the producer's (or the
+    /// broker's, if the topic says so) per [`timestamp_type`](Self::timestamp_type). Under
+    /// log-append time it is the batch's append time, not the one stored in the record.
+    pub fn timestamp(&self) -> i64 {
+        match self.batch.timestamp_type {
+            TimestampType::LogAppendTime => self.batch.max_timestamp,
+            TimestampType::CreateTime => self.record.timestamp,
+        }
+    }
+
+    /// How the timestamp was set: create time (by the producer) or log-append time (by the
+    /// broker; the topic's `message.timestamp.type`).
+    pub fn timestamp_type(&self) -> TimestampType {
+        self.batch.timestamp_type
+    }
+
+    /// The record's headers, in the order written (keys may repeat).
+    pub fn headers(&self) -> &Headers {
+        &self.record.headers
+    }
+
+    /// The last header with this key (as Java's `Headers.lastHeader`), if any.
+    pub fn header(&self, key: &str) -> Option<&Header> {
+        self.record
+            .headers
+            .iter()
+            .rev()
+            .find(|h| h.key.as_bytes() == key.as_bytes())
+    }
+
+    /// The epoch of the partition leader that appended the record (KIP-101), when the broker
+    /// stamped one; `None` for records written before leader epochs were kept.
+    pub fn leader_epoch(&self) -> Option<i32> {
+        (self.batch.partition_leader_epoch >= 0).then_some(self.batch.partition_leader_epoch)
+    }
+
+    /// What the record takes from its batch's header.
+    pub fn batch(&self) -> &BatchInfo {
+        &self.batch
+    }
+
+    /// The whole wire record, as stored (its `timestamp` field is the stored one; see
+    /// [`timestamp`](Self::timestamp)).
     pub fn record(&self) -> &Record {
         &self.record
     }
