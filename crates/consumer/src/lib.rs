@@ -1,13 +1,16 @@
-//! mooring-consumer: the consumer runtime.
+#![doc = include_str!("../README.md")]
 //!
-//! Subscription state (topics, pattern, manual assign), positions and committed offsets, offset
-//! reset, fetching, async processing that keeps heartbeats alive, pause/resume, rebalance
-//! listeners, commits that never skip an unprocessed record, graceful shutdown and telemetry events.
+//! # Where to start
+//! - [`ConsumerConfig::from_properties`]: the configuration, with Kafka's property names.
+//! - [`Consumer`]: subscribe, [`run`](Consumer::run) a [`Handler`](processing::Handler), pause,
+//!   seek, commit; [`Consumer::stream`] for a loop of [`Delivery`]s instead.
+//! - [`processing::ConsumerRecord`]: what a handler gets.
+//! - [`ConsumerRebalanceListener`] and [`ShutdownHandle::on_signals`].
 //!
+//! # Modules
 //! It builds on `mooring-coordinator` and `mooring-wire` and must never depend on the sidecar:
 //! the sidecar consumes its telemetry over HTTP, not through a crate dependency.
 //!
-//! # Modules
 //! - [`subscription`]: the subscription modes, the assignment and each partition's position,
 //!   committed offset, watermarks, pauses and pending reset; the pause rule across rebalances.
 //! - [`processing`]: the async processing engine: bounded concurrency, ordering per partition or

@@ -1,5 +1,5 @@
 //! The application's rebalance listener: async `assigned`, `revoked` and `lost`, called by the
-//! consumer after it has done its own part (see [`Consumer`](super::Consumer)'s rebalance docs).
+//! consumer after it has done its own part (see Rebalances in the crate docs).
 //! Each call is awaited, bounded by the member's rebalance timeout (`max.poll.interval.ms`);
 //! heartbeats go on meanwhile.
 

@@ -1,52 +1,7 @@
-//! The public consumer: configure it, subscribe (or assign), and `run` an async handler over
-//! every record, with commits that never pass an unfinished record.
-//!
-//! ```no_run
-//! use mooring_consumer::{Consumer, ConsumerConfig};
-//!
-//! # async fn demo() -> Result<(), mooring_consumer::ConsumerError> {
-//! let config = ConsumerConfig::from_properties([
-//!     ("bootstrap.servers", "localhost:9092"),
-//!     ("group.id", "orders-service"),
-//!     ("auto.offset.reset", "earliest"),
-//!     ("partition.assignment.strategy", "cooperative-sticky"),
-//!     ("mooring.concurrency", "32"),
-//!     ("mooring.ordering", "key"),
-//! ])?;
-//! let consumer = Consumer::new(config)?;
-//! consumer.subscribe(["orders"])?;
-//! consumer.shutdown_handle().on_signals(); // SIGTERM/SIGINT: drain, commit, close
-//! consumer
-//!     .run(|record: mooring_consumer::processing::ConsumerRecord| async move {
-//!         println!("{}-{}@{}", record.topic(), record.partition(), record.offset());
-//!         Ok::<(), String>(())
-//!     })
-//!     .await?;
-//! # Ok(()) }
-//! ```
-//!
-//! # How it runs
-//! `run` starts the group member (on its own network client: heartbeats never queue behind a
-//! long-polling Fetch), the [fetcher](crate::fetcher) and the [processing engine](crate::processing)
-//! it feeds, and returns after shutdown. While it runs, other
-//! tasks use clones of the same `Consumer` to `pause`, `resume`, `seek`, `commit` or shut down.
-//!
-//! # Commits
-//! The engine tracks, per partition, the offset a commit may carry: the lowest record whose handler
-//! has not finished (or the last finished + 1). With `enable.auto.commit=true` (default) those
-//! offsets are committed every `auto.commit.interval.ms`; [`Consumer::commit`] and
-//! [`Consumer::commit_async`] commit them on demand. A revoke commits the revoked partitions'
-//! finished work before the rebalance goes on, and shutdown commits everything that finished.
-//!
-//! # Rebalances
-//! On revoke the partitions stop, drain (bounded) and commit, then
-//! the application's [`ConsumerRebalanceListener::revoked`] runs; on assign the positions are
-//! initialised, then [`ConsumerRebalanceListener::assigned`] runs; on loss nothing is committed.
-//! Cooperative rebalances touch only the partitions that move.
-//!
-//! # Pause rule
-//! A pause holds while the partition stays assigned to this member; a partition revoked (or lost)
-//! and assigned again starts unpaused.
+//! The public consumer ([`Consumer`]) and what `run` wires together: the group member and its
+//! rebalance listener, commits, the record stream, shutdown. What a user needs to know (an
+//! example; how commits, rebalances and the pause rule behave) is in the crate docs, from the
+//! crate's README.
 
 mod commit;
 mod listener;
