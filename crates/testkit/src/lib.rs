@@ -12,10 +12,14 @@
 //! - [`Cluster::dedicated`]: a private cluster (1 or 3 nodes) for tests that kill brokers; it is
 //!   stopped when dropped.
 //! - [`unique`]: topic and group names unique per test and per run, so tests can share a broker.
+//! - [`Cluster::spawn_verifiable_producer`]: a producer writing while the test runs, whose
+//!   acknowledged offsets are what lost records are counted against.
 
 mod group;
+mod producer;
 
 pub use group::{parse_describe_members, parse_state, GroupMember, GroupState};
+pub use producer::BackgroundProducer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{TcpStream, ToSocketAddrs};
