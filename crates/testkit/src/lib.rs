@@ -14,10 +14,15 @@
 //! - [`unique`]: topic and group names unique per test and per run, so tests can share a broker.
 //! - [`Cluster::spawn_verifiable_producer`]: a producer writing while the test runs, whose
 //!   acknowledged offsets are what lost records are counted against.
+//! - [`fault_proxy`]: a hostile network between a client and the real broker (latency, bandwidth
+//!   caps, resets, half-open connections, corrupted bytes), rewriting advertised addresses so
+//!   that every connection goes through it.
 
+pub mod fault_proxy;
 mod group;
 mod producer;
 
+pub use fault_proxy::FaultProxy;
 pub use group::{parse_describe_members, parse_state, GroupMember, GroupState};
 pub use producer::BackgroundProducer;
 
