@@ -26,7 +26,8 @@
 //!
 //! The proxy runs on a runtime and thread of its own, so it works the same under a test's tokio
 //! runtime, a blocking test or a client that stalls its runtime; dropping the [`FaultProxy`] ends
-//! it and closes every socket it holds.
+//! it and closes every socket it holds. It must read the frames to rewrite them, so it fronts
+//! PLAINTEXT (and SASL_PLAINTEXT) listeners only, never TLS.
 
 mod corrupt;
 mod faults;
@@ -195,6 +196,27 @@ impl FaultProxy {
     /// proxies' own (`local -> broker` each). Empty when every client connection went through a
     /// proxy. Linux only (an error elsewhere).
     pub fn bypassing_connections(&self) -> io::Result<Vec<String>> {
+        self.bypass_checker().check()
+    }
+
+    /// [`FaultProxy::bypassing_connections`] as a value another task can keep and call.
+    pub fn bypass_checker(&self) -> BypassChecker {
+        BypassChecker {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// Looks for this process's sockets connected to a proxy's brokers around it; see
+/// [`FaultProxy::bypassing_connections`].
+#[derive(Debug, Clone)]
+pub struct BypassChecker {
+    shared: Arc<Shared>,
+}
+
+impl BypassChecker {
+    /// `local -> broker` for each socket around the proxy; empty when there is none.
+    pub fn check(&self) -> io::Result<Vec<String>> {
         let peers = self.shared.registry().dialled.clone();
         sockets::unproxied_connections(&peers)
     }
