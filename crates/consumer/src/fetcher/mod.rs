@@ -47,7 +47,7 @@
 //! | partition | UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_TOPIC_ID | back off the partition; the broker's session starts over (it may name the topic by a stale id); metadata refresh. Topic still listed: retried as above |
 //! | topic | an assigned topic not listed by a refresh (deleted, or never created) | `TopicUnavailable` event, once; its partitions are not fetched. In a group the member rejoins on the metadata change and the partitions are revoked; assigned by hand they stay assigned, the topic is looked up again every `metadata.max.age.ms`, and fetched again once listed |
 //! | partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`: [`ConsumerError::OffsetOutOfRange`] |
-//! | partition | a batch failing its CRC-32C or its decoding | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
+//! | partition | a batch failing its CRC-32C or its decoding, or whose offsets cannot be right (before the position, out of order, at or past the high watermark: a base offset, outside the CRC, changed in flight) | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
 //! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch or in the refreshed metadata) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer |
 //! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
 //!
@@ -661,19 +661,24 @@ impl<H: Handler> Fetcher<H> {
             IsolationLevel::ReadCommitted => Some(data.aborted_transactions.unwrap_or_default()),
             IsolationLevel::ReadUncommitted => None,
         };
-        let extracted = match records::extract(
-            bytes,
-            &tp.topic,
-            tp.partition,
-            position.offset,
-            aborted.as_deref(),
-        ) {
-            Ok(e) => e,
-            Err(source) => {
-                self.corrupt(node, tp, position.offset, source);
-                return;
-            }
+        // The broker answers below the high watermark (the last stable offset under
+        // read_committed); -1 when it did not say.
+        let end = match aborted {
+            Some(_) if data.last_stable_offset >= 0 => data.last_stable_offset,
+            _ => data.high_watermark,
         };
+        let span = records::Span {
+            position: position.offset,
+            end: (end >= 0).then_some(end),
+        };
+        let extracted =
+            match records::extract(bytes, &tp.topic, tp.partition, span, aborted.as_deref()) {
+                Ok(e) => e,
+                Err(source) => {
+                    self.corrupt(node, tp, position.offset, source);
+                    return;
+                }
+            };
         self.errors.succeeded(&tp);
         let mut next = FetchPosition {
             offset: extracted.next_offset,

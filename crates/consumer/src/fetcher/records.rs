@@ -17,12 +17,22 @@
 //! before it are returned and the position stops at it; if it is the first, the error is returned
 //! (the fetcher fetches it again, and gives up only when it fails again and again: see its error
 //! table).
+//!
+//! So does a batch whose offsets cannot be right. The CRC-32C covers a batch from its attributes
+//! on, not its base offset, so a byte flipped there passes the check and moves every record of
+//! the batch; handing those out would move the position (skipping records, or past the log's end
+//! into an offset reset) and a commit could carry it. A broker answers a fetch with the batch
+//! holding the fetch offset first (its last offset is at or past it), then batches in offset
+//! order, all below the high watermark (the last stable offset under `read_committed`); a batch
+//! that breaks any of these is treated as corrupt.
 
 use std::collections::{BTreeSet, VecDeque};
 
 use bytes::Bytes;
 use mooring_wire::messages::fetch::AbortedTransaction;
-use mooring_wire::records::{BatchItem, BatchReader, ControlRecordType, Record, RecordsError};
+use mooring_wire::records::{
+    BatchItem, BatchReader, ControlRecordType, RawBatch, Record, RecordsError, RecordsErrorKind,
+};
 
 use crate::processing::BatchInfo;
 
@@ -40,15 +50,49 @@ pub(crate) struct Extracted {
     pub batches: Vec<(i64, BatchInfo)>,
 }
 
-/// Extracts the records at or after `position`. `aborted` is `Some` under `read_committed` (the
-/// response's aborted transactions, possibly empty) and `None` under `read_uncommitted`.
+/// Where a partition's answer may hold batches: from the fetch position up to `end`, the high
+/// watermark (the last stable offset under `read_committed`) the response reported, exclusive,
+/// when it reported one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub position: i64,
+    pub end: Option<i64>,
+}
+
+/// Why `batch`, read after a batch ending at `previous_last` (if any), cannot be where it is.
+fn implausible(batch: &RawBatch, span: Span, previous_last: Option<i64>) -> Option<RecordsError> {
+    let header = batch.header();
+    let reason = if header.last_offset() < span.position {
+        "wholly before the fetch position"
+    } else if previous_last.is_some_and(|last| header.base_offset <= last) {
+        "not after the batch before it"
+    } else if span.end.is_some_and(|end| header.last_offset() >= end) {
+        "at or past the high watermark"
+    } else if header.last_offset() < header.base_offset {
+        "its last offset is before its base offset"
+    } else {
+        return None;
+    };
+    Some(RecordsError {
+        location: batch.location().clone(),
+        kind: RecordsErrorKind::ImplausibleOffsets {
+            base_offset: header.base_offset,
+            last_offset: header.last_offset(),
+            reason,
+        },
+    })
+}
+
+/// Extracts the records at or after `span.position`. `aborted` is `Some` under `read_committed`
+/// (the response's aborted transactions, possibly empty) and `None` under `read_uncommitted`.
 pub(crate) fn extract(
     bytes: Bytes,
     topic: &str,
     partition: i32,
-    position: i64,
+    span: Span,
     aborted: Option<&[AbortedTransaction]>,
 ) -> Result<Extracted, RecordsError> {
+    let position = span.position;
     let mut out = Extracted {
         records: Vec::new(),
         next_offset: position,
@@ -64,6 +108,7 @@ pub(crate) fn extract(
         .collect();
     let mut aborted_producers: BTreeSet<i64> = BTreeSet::new();
     let read_committed = aborted.is_some();
+    let mut previous_last = None;
 
     for item in BatchReader::new(bytes).with_context(topic, partition) {
         let batch = match item {
@@ -72,10 +117,14 @@ pub(crate) fn extract(
             Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
             Err(_) => break,
         };
-        let header = *batch.header();
-        if header.next_offset() <= position {
-            continue;
+        if let Some(e) = implausible(&batch, span, previous_last) {
+            if out.next_offset == position && out.records.is_empty() {
+                return Err(e);
+            }
+            break;
         }
+        let header = *batch.header();
+        previous_last = Some(header.last_offset());
         let advance = |out: &mut Extracted| {
             out.next_offset = out.next_offset.max(header.next_offset());
             if header.partition_leader_epoch >= 0 {
@@ -155,6 +204,14 @@ mod tests {
         buf.freeze()
     }
 
+    /// From `position`, with no high watermark reported.
+    fn at(position: i64) -> Span {
+        Span {
+            position,
+            end: None,
+        }
+    }
+
     fn offsets(e: &Extracted) -> Vec<i64> {
         e.records.iter().map(|r| r.offset).collect()
     }
@@ -165,7 +222,7 @@ mod tests {
             BytesMut::from(&encode(&[data_batch(0, 5, None), data_batch(5, 5, None)])[..]);
         let tail = encode(&[data_batch(10, 5, None)]);
         bytes.extend_from_slice(&tail[..tail.len() / 2]);
-        let e = extract(bytes.freeze(), "t", 0, 3, None).expect("extract");
+        let e = extract(bytes.freeze(), "t", 0, at(3), None).expect("extract");
         assert_eq!(offsets(&e), [3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(e.next_offset, 10);
         assert_eq!(e.leader_epoch, Some(3));
@@ -180,10 +237,10 @@ mod tests {
             BatchAttributes::default().with_timestamp_type(TimestampType::LogAppendTime);
         appended.max_timestamp = 9_000;
         appended.partition_leader_epoch = 4;
-        let bytes = encode(&[data_batch(0, 5, None), appended, data_batch(10, 2, None)]);
-        // From offset 5: the first batch gives nothing and is not listed.
-        let e = extract(bytes, "t", 0, 5, None).expect("extract");
-        assert_eq!(offsets(&e), [5, 6, 7, 8, 9, 10, 11]);
+        let bytes = encode(&[data_batch(3, 2, None), appended, data_batch(10, 2, None)]);
+        // From offset 4: the first batch gives one record, and all three are listed.
+        let e = extract(bytes, "t", 0, at(4), None).expect("extract");
+        assert_eq!(offsets(&e), [4, 5, 6, 7, 8, 9, 10, 11]);
         let facts: Vec<(i64, TimestampType, i64, i32)> = e
             .batches
             .iter()
@@ -199,6 +256,7 @@ mod tests {
         assert_eq!(
             facts,
             [
+                (4, TimestampType::CreateTime, 1_001, 3),
                 (9, TimestampType::LogAppendTime, 9_000, 4),
                 (11, TimestampType::CreateTime, 1_001, 3),
             ]
@@ -213,13 +271,13 @@ mod tests {
             data_batch(3, 1, None),
         ]);
         for aborted in [None, Some(&[][..])] {
-            let e = extract(bytes.clone(), "t", 0, 0, aborted).expect("extract");
+            let e = extract(bytes.clone(), "t", 0, at(0), aborted).expect("extract");
             assert_eq!(offsets(&e), [0, 1, 3]);
             assert_eq!(e.next_offset, 4);
         }
         // A marker as the last batch still moves the position past it.
         let bytes = encode(&[RecordBatch::end_txn_marker(9, 0, 3, 7, 0, true, 0)]);
-        let e = extract(bytes, "t", 0, 9, None).expect("extract");
+        let e = extract(bytes, "t", 0, at(9), None).expect("extract");
         assert!(e.records.is_empty());
         assert_eq!(e.next_offset, 10);
     }
@@ -240,11 +298,11 @@ mod tests {
             first_offset: 0,
             ..Default::default()
         }];
-        let e = extract(bytes.clone(), "t", 0, 0, Some(&aborted)).expect("extract");
+        let e = extract(bytes.clone(), "t", 0, at(0), Some(&aborted)).expect("extract");
         assert_eq!(offsets(&e), [2, 3, 6]);
         assert_eq!(e.next_offset, 8);
         // read_uncommitted sees everything but the markers.
-        let e = extract(bytes, "t", 0, 0, None).expect("extract");
+        let e = extract(bytes, "t", 0, at(0), None).expect("extract");
         assert_eq!(offsets(&e), [0, 1, 2, 3, 6]);
     }
 
@@ -256,9 +314,57 @@ mod tests {
         bad[last] ^= 0xff;
         let mut both = BytesMut::from(&good[..]);
         both.extend_from_slice(&bad);
-        let e = extract(both.freeze(), "t", 0, 0, None).expect("first batch is fine");
+        let e = extract(both.freeze(), "t", 0, at(0), None).expect("first batch is fine");
         assert_eq!(offsets(&e), [0, 1]);
         assert_eq!(e.next_offset, 2);
-        assert!(extract(bad.freeze(), "t", 0, 2, None).is_err());
+        assert!(extract(bad.freeze(), "t", 0, at(2), None).is_err());
+    }
+
+    /// A batch whose base offset (outside the CRC) was changed in flight, in each way a reader
+    /// can tell: the first batch ends before the position, a later one does not follow the one
+    /// before it, or a batch reaches the high watermark.
+    #[test]
+    fn a_batch_whose_offsets_cannot_be_right_is_corrupt() {
+        let implausible = |r: Result<Extracted, RecordsError>| match r {
+            Err(RecordsError {
+                kind: RecordsErrorKind::ImplausibleOffsets { reason, .. },
+                ..
+            }) => reason,
+            other => panic!("not refused as implausible: {other:?}"),
+        };
+        let moved_back = encode(&[data_batch(0, 5, None), data_batch(5, 5, None)]);
+        assert_eq!(
+            implausible(extract(moved_back, "t", 0, at(5), None)),
+            "wholly before the fetch position"
+        );
+        let out_of_order = encode(&[data_batch(0, 5, None), data_batch(3, 5, None)]);
+        let e = extract(out_of_order, "t", 0, at(0), None).expect("the first batch is fine");
+        assert_eq!(
+            offsets(&e),
+            [0, 1, 2, 3, 4],
+            "the position stops at the bad batch"
+        );
+        assert_eq!(e.next_offset, 5);
+        let past_the_end = encode(&[data_batch(1 << 40, 5, None)]);
+        let span = Span {
+            position: 0,
+            end: Some(100),
+        };
+        assert_eq!(
+            implausible(extract(past_the_end, "t", 0, span, None)),
+            "at or past the high watermark"
+        );
+        let below_the_end = encode(&[data_batch(95, 5, None)]);
+        assert!(extract(
+            below_the_end,
+            "t",
+            0,
+            Span {
+                position: 95,
+                end: Some(100)
+            },
+            None
+        )
+        .is_ok());
     }
 }

@@ -435,6 +435,11 @@ impl RawBatch {
         &self.header
     }
 
+    /// Where the batch was found (for errors the caller raises about it).
+    pub fn location(&self) -> &BatchLocation {
+        &self.location
+    }
+
     /// The whole batch as it was on the wire.
     pub fn as_bytes(&self) -> &Bytes {
         &self.raw

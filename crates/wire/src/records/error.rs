@@ -77,4 +77,13 @@ pub enum RecordsErrorKind {
     /// A control batch does not hold a well-formed control record.
     #[error("control record: {0}")]
     Control(DecodeError),
+    /// The batch's offsets cannot be where the reader found them (the base offset is outside the
+    /// CRC, so a byte flipped there passes it): before the fetch position, not after the batch
+    /// before it, or at or past the response's high watermark.
+    #[error("batch offsets {base_offset}..={last_offset} cannot be right: {reason}")]
+    ImplausibleOffsets {
+        base_offset: i64,
+        last_offset: i64,
+        reason: &'static str,
+    },
 }
