@@ -71,7 +71,7 @@ pub const GROUP_KEYS: &[KeySpec] = &[
     key(
         "partition.assignment.strategy",
         ValueKind::List,
-        "range,cooperative-sticky",
+        "cooperative-sticky",
     ),
     key("mooring.fenced.policy", ValueKind::String, "stop"),
     key("mooring.leave.group.on.close", BOOL, ""),

@@ -8,13 +8,21 @@
 //! | `session.timeout.ms` | 45000 | the coordinator drops a member silent this long (KIP-735 default) |
 //! | `heartbeat.interval.ms` | 3000 | time between heartbeats |
 //! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); also bounds listener calls and times JoinGroup and SyncGroup ([`GroupConfig::join_timeout`]) |
-//! | `partition.assignment.strategy` | `range,cooperative-sticky` | ordered protocol list (Java 3.x+ default) |
+//! | `partition.assignment.strategy` | `cooperative-sticky` | ordered protocol list; the default is cooperative (KIP-429), where Java's `range,cooperative-sticky` is eager (see below) |
 //! | `retry.backoff.ms` | 100 | pause before retrying a retriable failure |
 //! | `client.rack` | none | sent in the Subscription (v3, KIP-881) |
 //! | `mooring.fenced.policy` | `stop` | `stop`, or `retry` / `retry:<ms>` (see [`FencedPolicy`]) |
 //! | `mooring.leave.group.on.close` | `true` dynamic, `false` static | send LeaveGroup on close |
 //! | `mooring.commit.retries` | 5 | attempts of a commit or offset fetch on retriable errors |
 //! | `mooring.events.capacity` | 1024 | capacity of the event channel (events are dropped, and counted, when full) |
+//!
+//! The default is `cooperative-sticky` alone, so a rebalance revokes only the partitions that
+//! move. Java's default, `range,cooperative-sticky`, is eager: the rebalance protocol is
+//! cooperative only if every listed assignor supports it, and the broker picks `range`, the first
+//! choice. A group shares a protocol only if every member lists it: librdkafka's default
+//! (`range,roundrobin`) has none in common with `cooperative-sticky`, and the broker answers
+//! INCONSISTENT_GROUP_PROTOCOL to whichever joins second. Set `cooperative-sticky` on the
+//! librdkafka members, or `range,cooperative-sticky` on these (eager, then).
 //!
 //! Java class names are accepted in `partition.assignment.strategy`
 //! (`org.apache.kafka.clients.consumer.RangeAssignor` → `range`, ...). Keys this module does not
@@ -83,7 +91,8 @@ pub struct GroupConfig {
 }
 
 impl GroupConfig {
-    /// Defaults (Java's) for `group_id`.
+    /// Defaults for `group_id`: Java's, except `partition.assignment.strategy`, which is
+    /// `cooperative-sticky` (cooperative rebalancing) where Java's is eager.
     ///
     /// ```
     /// use std::time::Duration;
@@ -91,7 +100,7 @@ impl GroupConfig {
     ///
     /// let config = GroupConfig::new("orders");
     /// assert_eq!(config.session_timeout, Duration::from_secs(45));
-    /// assert_eq!(config.assignment_strategies, ["range", "cooperative-sticky"]);
+    /// assert_eq!(config.assignment_strategies, ["cooperative-sticky"]);
     /// ```
     pub fn new(group_id: impl Into<String>) -> Self {
         GroupConfig {
@@ -100,7 +109,7 @@ impl GroupConfig {
             session_timeout: Duration::from_millis(45_000),
             heartbeat_interval: Duration::from_millis(3_000),
             rebalance_timeout: Duration::from_millis(300_000),
-            assignment_strategies: vec!["range".into(), "cooperative-sticky".into()],
+            assignment_strategies: vec!["cooperative-sticky".into()],
             retry_backoff: Duration::from_millis(100),
             client_rack: None,
             fenced_policy: FencedPolicy::Stop,
@@ -286,6 +295,18 @@ mod tests {
         .expect("valid");
         assert_eq!(c.assignment_strategies, ["range", "cooperative-sticky"]);
         assert!(c.leave_on_close());
+    }
+
+    #[test]
+    fn the_default_strategy_rebalances_cooperatively() {
+        let c = GroupConfig::from_properties([("group.id", "g")]).expect("valid");
+        assert_eq!(c.assignment_strategies, ["cooperative-sticky"]);
+        let strategies = super::super::protocol::Strategies::by_names(&c.assignment_strategies)
+            .expect("known assignors");
+        assert_eq!(
+            strategies.rebalance_protocol(),
+            crate::assignor::RebalanceProtocol::Cooperative
+        );
     }
 
     #[test]
