@@ -3,13 +3,16 @@ assignment, for mixed-group tests (our members, Java's and librdkafka's in one g
 
 Usage: group_member.py BOOTSTRAP GROUP TOPIC STRATEGY CLIENT_ID [SESSION_TIMEOUT_MS]
 
-STRATEGY is librdkafka's partition.assignment.strategy (range, roundrobin, cooperative-sticky).
+STRATEGY is librdkafka's partition.assignment.strategy (range, roundrobin, cooperative-sticky), or
+`default` to leave it unset (librdkafka's own default, range,roundrobin).
 Prints one JSON line per event on stdout, in the shape of Kafka's VerifiableConsumer so one parser
 reads both: {"name": "startup_complete"}, {"name": "partitions_assigned", "partitions": [...]},
 {"name": "partitions_revoked", ...}, {"name": "partitions_lost", ...}, each partition
 {"topic": T, "partition": P}; assigned/revoked carry only the change (cooperative) or everything
-(eager), and every event also carries "member_id". Exits (closing the consumer, i.e. LeaveGroup)
-when stdin closes or on SIGTERM.
+(eager), and every event also carries "member_id". An error the consumer reports (for example
+JoinGroup's INCONSISTENT_GROUP_PROTOCOL) is printed as {"name": "error", "code": N, "error": NAME,
+"message": TEXT}, then the peer exits with it. Exits (closing the consumer, i.e. LeaveGroup) when
+stdin closes or on SIGTERM.
 """
 import json
 import signal
@@ -32,18 +35,18 @@ def watch_stdin():
 
 threading.Thread(target=watch_stdin, daemon=True).start()
 
-consumer = Consumer(
-    {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "client.id": client_id,
-        "partition.assignment.strategy": strategy,
-        "session.timeout.ms": session_timeout,
-        "heartbeat.interval.ms": 1000,
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
-    }
-)
+config = {
+    "bootstrap.servers": bootstrap,
+    "group.id": group,
+    "client.id": client_id,
+    "session.timeout.ms": session_timeout,
+    "heartbeat.interval.ms": 1000,
+    "enable.auto.commit": False,
+    "auto.offset.reset": "earliest",
+}
+if strategy != "default":
+    config["partition.assignment.strategy"] = strategy
+consumer = Consumer(config)
 
 
 def member_id():
@@ -53,8 +56,8 @@ def member_id():
         return ""
 
 
-def emit(name, partitions=None):
-    event = {"name": name, "member_id": member_id()}
+def emit(name, partitions=None, **fields):
+    event = {"name": name, "member_id": member_id(), **fields}
     if partitions is not None:
         event["partitions"] = [{"topic": p.topic, "partition": p.partition} for p in partitions]
     print(json.dumps(event, separators=(",", ":")), flush=True)
@@ -73,7 +76,9 @@ try:
     while not stop.is_set():
         msg = consumer.poll(0.2)
         if msg is not None and msg.error():
-            raise KafkaException(msg.error())
+            error = msg.error()
+            emit("error", code=error.code(), error=error.name(), message=error.str())
+            raise KafkaException(error)
 finally:
     consumer.close()
     emit("shutdown_complete")

@@ -7,6 +7,10 @@
 //! (`ConsumerGroupCommand --describe --members`), must show a disjoint, complete, balanced
 //! assignment.
 //!
+//! The defaults are pinned too, as the README documents them: our default (`cooperative-sticky`)
+//! and librdkafka's (`range,roundrobin`) share no protocol, so the broker refuses whichever joins
+//! second (INCONSISTENT_GROUP_PROTOCOL); either one-line fix gives a working group.
+//!
 //! Child processes are killed when their guard drops, panics included.
 //! Run with the shared cluster up:
 //! `set -a; source <(scripts/kafka env); set +a; cargo test -p mooring-coordinator --test mixed_groups`.
@@ -20,12 +24,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mooring_coordinator::assignor::RebalanceProtocol;
 use mooring_coordinator::config::ClientConfig;
 use mooring_coordinator::group::{
     GroupConfig, GroupHandle, GroupMember, MemberSnapshot, MemberState, NoopListener,
 };
 use mooring_coordinator::Client;
 use mooring_testkit::{unique, Cluster};
+use mooring_wire::error_code::ErrorCode;
 use regex::Regex;
 
 const PARTITIONS: i32 = 12;
@@ -134,20 +140,15 @@ impl Peer {
         Peer::start(id, command)
     }
 
-    /// librdkafka through confluent-kafka.
-    fn librdkafka(
-        cluster: &Cluster,
-        topic: &str,
-        group: &str,
-        strategy: Strategy,
-        id: &str,
-    ) -> Peer {
+    /// librdkafka through confluent-kafka; `strategy` is its `partition.assignment.strategy`, or
+    /// `default` for none (librdkafka's own default).
+    fn librdkafka(cluster: &Cluster, topic: &str, group: &str, strategy: &str, id: &str) -> Peer {
         let script =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers/group_member.py");
         let mut command = Command::new(mooring_testkit::peer_python());
         command
             .arg(script)
-            .args([cluster.bootstrap(), group, topic, strategy.name(), id])
+            .args([cluster.bootstrap(), group, topic, strategy, id])
             .arg(SESSION_TIMEOUT_MS);
         Peer::start(id, command)
     }
@@ -184,6 +185,18 @@ impl Peer {
         owned
     }
 
+    /// The error code of the peer's `error` event, if it printed one.
+    fn error_code(&self) -> Option<i16> {
+        static CODE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+        let code = CODE
+            .get_or_init(|| Regex::new(r#""name"\s*:\s*"error".*"code"\s*:\s*(-?\d+)"#).unwrap());
+        self.stdout
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|line| code.captures(line).and_then(|c| c[1].parse().ok()))
+    }
+
     fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
@@ -195,21 +208,27 @@ impl Peer {
     }
 }
 
-async fn ours(cluster: &Cluster, group: &str, strategy: Strategy, id: &str) -> GroupHandle<Client> {
+/// One of our members; `strategy` is its `partition.assignment.strategy`, `None` for the default.
+async fn ours(
+    cluster: &Cluster,
+    group: &str,
+    strategy: Option<&str>,
+    id: &str,
+) -> GroupHandle<Client> {
     // One Client per member: the broker answers one connection's requests in order, so a
     // JoinGroup it holds would block every other member sharing that connection.
     let mut config = ClientConfig::new(cluster.bootstrap().split(','));
     config.client_id = id.into();
     let client = Arc::new(Client::connect(config).await.unwrap());
-    let group_config = GroupConfig::from_properties([
+    let mut props = vec![
         ("group.id", group),
         ("session.timeout.ms", SESSION_TIMEOUT_MS),
         ("heartbeat.interval.ms", "1000"),
         ("max.poll.interval.ms", "20000"),
         ("retry.backoff.ms", "100"),
-        ("partition.assignment.strategy", strategy.name()),
-    ])
-    .unwrap();
+    ];
+    props.extend(strategy.map(|s| ("partition.assignment.strategy", s)));
+    let group_config = GroupConfig::from_properties(props).unwrap();
     GroupMember::spawn(client, group_config, NoopListener).unwrap()
 }
 
@@ -241,7 +260,7 @@ async fn mixed_group(strategy: Strategy, leader: Leader) {
     let mut peers: Vec<Peer> = Vec::new();
     match leader {
         Leader::Ours => {
-            let m = ours(&cluster, &group, strategy, "ours-0").await;
+            let m = ours(&cluster, &group, Some(strategy.name()), "ours-0").await;
             m.subscribe([topic.clone()]).await.unwrap();
             let mut rx = m.watch_state();
             tokio::time::timeout(
@@ -272,20 +291,20 @@ async fn mixed_group(strategy: Strategy, leader: Leader) {
     }
     // The others join together.
     if leader == Leader::Java {
-        let m = ours(&cluster, &group, strategy, "ours-0").await;
+        let m = ours(&cluster, &group, Some(strategy.name()), "ours-0").await;
         m.subscribe([topic.clone()]).await.unwrap();
         ours_members.push(("ours-0".into(), m));
     } else {
         peers.push(Peer::java(&cluster, &topic, &group, strategy, "java-0"));
     }
-    let m = ours(&cluster, &group, strategy, "ours-1").await;
+    let m = ours(&cluster, &group, Some(strategy.name()), "ours-1").await;
     m.subscribe([topic.clone()]).await.unwrap();
     ours_members.push(("ours-1".into(), m));
     peers.push(Peer::librdkafka(
         &cluster,
         &topic,
         &group,
-        strategy,
+        strategy.name(),
         "rdkafka-0",
     ));
 
@@ -390,4 +409,184 @@ async fn mixed_cooperative_sticky_ours_leads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_cooperative_sticky_java_leads() {
     mixed_group(Strategy::CooperativeSticky, Leader::Java).await;
+}
+
+/// INCONSISTENT_GROUP_PROTOCOL's code.
+const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+
+/// A fresh topic of [`PARTITIONS`] partitions and a fresh group name.
+fn topic_and_group(cluster: &Cluster, name: &str) -> (String, String) {
+    let topic = unique(name);
+    cluster.create_topic(&topic, PARTITIONS as u32);
+    (topic, unique(&format!("g-{name}")))
+}
+
+/// Waits until our member is Stable holding every partition, and returns its state.
+async fn alone_with_everything(member: &GroupHandle<Client>) -> MemberSnapshot {
+    let mut rx = member.watch_state();
+    let snap = tokio::time::timeout(
+        Duration::from_secs(30),
+        rx.wait_for(|s| {
+            s.state == MemberState::Stable && s.assignment.len() == PARTITIONS as usize
+        }),
+    )
+    .await
+    .expect("our member alone gets every partition")
+    .unwrap()
+    .clone();
+    snap
+}
+
+/// Our member joins first on its default strategy, a librdkafka member second on its own: the
+/// broker refuses the librdkafka member and ours keeps the group as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_librdkafka_joining_second_is_refused() {
+    let cluster = Cluster::shared();
+    let (topic, group) = topic_and_group(&cluster, "defaults-rdk-second");
+    let m = ours(&cluster, &group, None, "ours-0").await;
+    m.subscribe([topic.clone()]).await.unwrap();
+    let before = alone_with_everything(&m).await;
+    assert_eq!(before.protocol_name.as_deref(), Some("cooperative-sticky"));
+    assert_eq!(before.rebalance_protocol, RebalanceProtocol::Cooperative);
+
+    let peer = Peer::librdkafka(&cluster, &topic, &group, "default", "rdkafka-0");
+    wait_for(
+        Duration::from_secs(60),
+        || peer.error_code().is_some(),
+        || format!("librdkafka reported no error\n{}", peer.diagnostics()),
+    )
+    .await;
+    assert_eq!(
+        peer.error_code(),
+        Some(INCONSISTENT_GROUP_PROTOCOL),
+        "{}",
+        peer.diagnostics()
+    );
+    assert!(peer.assignment(&topic).is_empty(), "{}", peer.diagnostics());
+    let after = m.state();
+    assert_eq!(
+        (after.state, after.generation, &after.assignment),
+        (MemberState::Stable, before.generation, &before.assignment),
+        "our member was disturbed"
+    );
+    m.close().await.unwrap();
+}
+
+/// A librdkafka member joins first on its default strategy, ours second on its own: the broker
+/// refuses ours (FAILED with INCONSISTENT_GROUP_PROTOCOL) and the librdkafka member keeps the
+/// group as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_mooring_joining_second_is_refused() {
+    let cluster = Cluster::shared();
+    let (topic, group) = topic_and_group(&cluster, "defaults-ours-second");
+    let all: BTreeSet<i32> = (0..PARTITIONS).collect();
+    let mut peer = Peer::librdkafka(&cluster, &topic, &group, "default", "rdkafka-0");
+    wait_for(
+        Duration::from_secs(30),
+        || peer.assignment(&topic) == all,
+        || {
+            format!(
+                "librdkafka alone never got every partition\n{}",
+                peer.diagnostics()
+            )
+        },
+    )
+    .await;
+
+    let m = ours(&cluster, &group, None, "ours-0").await;
+    m.subscribe([topic.clone()]).await.unwrap();
+    let mut rx = m.watch_state();
+    let failed = tokio::time::timeout(
+        Duration::from_secs(30),
+        rx.wait_for(|s| matches!(s.state, MemberState::Failed(_) | MemberState::Stable)),
+    )
+    .await
+    .expect("our member neither joined nor failed")
+    .unwrap()
+    .clone();
+    assert_eq!(
+        failed.state,
+        MemberState::Failed(ErrorCode::InconsistentGroupProtocol),
+        "{failed:?}"
+    );
+    assert!(failed.assignment.is_empty());
+    assert!(peer.alive(), "{}", peer.diagnostics());
+    assert_eq!(peer.error_code(), None, "{}", peer.diagnostics());
+    assert_eq!(peer.assignment(&topic), all, "{}", peer.diagnostics());
+    m.close().await.unwrap();
+}
+
+/// Waits until our member and the librdkafka member split every partition between them (Kafka's
+/// view agreeing) and returns the group's protocol as Kafka describes it.
+async fn shared_group(
+    cluster: &Cluster,
+    topic: &str,
+    group: &str,
+    m: &GroupHandle<Client>,
+    peer: &mut Peer,
+) -> String {
+    let all: BTreeSet<i32> = (0..PARTITIONS).collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        assert!(
+            peer.alive(),
+            "{} exited\n{}",
+            peer.client_id,
+            peer.diagnostics()
+        );
+        let snap = m.state();
+        let ours: BTreeSet<i32> = snap.assignment.iter().map(|tp| tp.partition).collect();
+        let theirs = peer.assignment(topic);
+        let split = snap.state == MemberState::Stable
+            && ours.is_disjoint(&theirs)
+            && ours.union(&theirs).copied().collect::<BTreeSet<_>>() == all
+            && ours.len() == theirs.len();
+        if split {
+            if let Some(state) = cluster.group_state(group) {
+                let kafka: BTreeSet<i32> = cluster
+                    .describe_members(group)
+                    .into_iter()
+                    .filter_map(|member| member.assignment.get(topic).cloned())
+                    .flatten()
+                    .collect();
+                if state.state == "Stable" && state.members == 2 && kafka == all {
+                    return state.assignment_strategy;
+                }
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the two never split the partitions: ours {snap:?}, librdkafka {theirs:?}\n{}",
+            peer.diagnostics()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The README's one-line fixes: `partition.assignment.strategy=cooperative-sticky` on librdkafka
+/// (the group is cooperative), or `range,cooperative-sticky` on ours (the group is eager, on range).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_one_line_fixes_share_a_protocol() {
+    let cluster = Cluster::shared();
+
+    let (topic, group) = topic_and_group(&cluster, "fix-on-librdkafka");
+    let m = ours(&cluster, &group, None, "ours-0").await;
+    m.subscribe([topic.clone()]).await.unwrap();
+    alone_with_everything(&m).await;
+    let mut peer = Peer::librdkafka(&cluster, &topic, &group, "cooperative-sticky", "rdkafka-0");
+    let protocol = shared_group(&cluster, &topic, &group, &m, &mut peer).await;
+    assert_eq!(protocol, "cooperative-sticky");
+    assert_eq!(m.state().rebalance_protocol, RebalanceProtocol::Cooperative);
+    m.close().await.unwrap();
+    drop(peer);
+
+    let (topic, group) = topic_and_group(&cluster, "fix-on-mooring");
+    let m = ours(&cluster, &group, Some("range,cooperative-sticky"), "ours-0").await;
+    m.subscribe([topic.clone()]).await.unwrap();
+    alone_with_everything(&m).await;
+    let mut peer = Peer::librdkafka(&cluster, &topic, &group, "default", "rdkafka-0");
+    let protocol = shared_group(&cluster, &topic, &group, &m, &mut peer).await;
+    assert_eq!(protocol, "range");
+    assert_eq!(m.state().rebalance_protocol, RebalanceProtocol::Eager);
+    m.close().await.unwrap();
 }
