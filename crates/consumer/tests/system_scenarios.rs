@@ -267,10 +267,17 @@ impl Global {
         self.seen.values().map(|n| u64::from(n - 1)).sum()
     }
 
-    /// Offsets below `end` of `partition` never consumed.
-    fn lost(&self, partition: i32, end: i64) -> i64 {
-        (0..end)
-            .filter(|o| !self.seen.contains_key(&(partition, *o)))
+    /// Records never consumed: offsets below a partition's end of log (`ends`), and offsets the
+    /// broker acknowledged to the producer (`acked`), which the log's end would not show if the
+    /// log lost them.
+    fn lost(&self, ends: &BTreeMap<i32, i64>, acked: &BTreeSet<(i32, i64)>) -> i64 {
+        let mut expected: BTreeSet<(i32, i64)> = acked.clone();
+        for (p, end) in ends {
+            expected.extend((0..*end).map(|o| (*p, o)));
+        }
+        expected
+            .iter()
+            .filter(|k| !self.seen.contains_key(k))
             .count() as i64
     }
 
@@ -307,9 +314,11 @@ struct Member {
     stderr: Arc<Mutex<String>>,
 }
 
-/// Kafka's `VerifiableProducer` writing throughout a scenario, throttled.
+/// Kafka's `VerifiableProducer` writing throughout a scenario, throttled; the offsets the broker
+/// acknowledged (its `producer_send_success` lines) are collected as they come.
 struct Producer {
     child: Child,
+    reader: Option<JoinHandle<()>>,
 }
 
 /// One scenario: a topic, a group, its members and maybe a producer. Dropping it kills every
@@ -322,6 +331,8 @@ struct Scenario<'c> {
     members: Vec<Member>,
     global: Arc<Mutex<Global>>,
     producer: Option<Producer>,
+    /// (partition, offset) of every record the broker acknowledged to the producer.
+    acked: Arc<Mutex<BTreeSet<(i32, i64)>>>,
 }
 
 fn kill(child: &mut Child) {
@@ -366,6 +377,7 @@ impl<'c> Scenario<'c> {
             members: Vec::new(),
             global: Arc::new(Mutex::new(Global::default())),
             producer: None,
+            acked: Arc::new(Mutex::new(BTreeSet::new())),
         }
     }
 
@@ -576,7 +588,7 @@ impl<'c> Scenario<'c> {
 
     /// Starts Kafka's VerifiableProducer at `rate` records/s until `stop_producer`.
     fn start_producer(&mut self, rate: u32) {
-        let child = Command::new(kafka_script())
+        let mut child = Command::new(kafka_script())
             .args([
                 "--cluster",
                 self.cluster.name(),
@@ -592,11 +604,30 @@ impl<'c> Scenario<'c> {
                 "-1",
             ])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        self.producer = Some(Producer { child });
+        let stdout = child.stdout.take().unwrap();
+        let acked = Arc::clone(&self.acked);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if event["name"] == "producer_send_success" {
+                    if let (Some(p), Some(o)) =
+                        (event["partition"].as_i64(), event["offset"].as_i64())
+                    {
+                        acked.lock().unwrap().insert((p as i32, o));
+                    }
+                }
+            }
+        });
+        self.producer = Some(Producer {
+            child,
+            reader: Some(reader),
+        });
     }
 
     fn stop_producer(&mut self) {
@@ -607,6 +638,9 @@ impl<'c> Scenario<'c> {
                 std::thread::sleep(Duration::from_millis(50));
             }
             kill(&mut producer.child);
+            if let Some(reader) = producer.reader.take() {
+                let _ = reader.join();
+            }
         }
     }
 
@@ -627,13 +661,16 @@ impl<'c> Scenario<'c> {
         ends
     }
 
-    /// The end-of-scenario verdict kafkatest asserts, plus what it cannot see: records lost.
+    /// The end-of-scenario verdict kafkatest asserts, plus what it cannot see: records lost,
+    /// below the log's end or acknowledged to the producer.
     fn verdict(&self, ends: &BTreeMap<i32, i64>) -> Verdict {
+        let acked = self.acked.lock().unwrap().clone();
         self.view(|g| Verdict {
             total_consumed: g.total_consumed(),
             position: g.position.values().sum(),
             committed: g.committed.values().sum(),
-            lost: ends.iter().map(|(p, end)| g.lost(*p, *end)).sum(),
+            lost: g.lost(ends, &acked),
+            acked: acked.len(),
             duplicates: g.duplicates(),
             violations: g.violations.clone(),
             overlaps: g.overlaps(),
@@ -653,6 +690,8 @@ struct Verdict {
     /// Sum over partitions of the last successful commit.
     committed: i64,
     lost: i64,
+    /// Records acknowledged to the producer.
+    acked: usize,
     duplicates: u64,
     violations: Vec<String>,
     overlaps: Vec<String>,
@@ -668,6 +707,10 @@ impl Verdict {
             self.overlaps.is_empty(),
             "{what}: overlaps {:?}",
             self.overlaps
+        );
+        assert!(
+            self.acked > 0,
+            "{what}: the producer had nothing acknowledged"
         );
         assert_eq!(self.lost, 0, "{what}: records lost");
         assert_eq!(
