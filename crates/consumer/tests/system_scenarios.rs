@@ -1006,22 +1006,21 @@ fn consumer_failure_autocommit() {
     consumer_failure("failure-auto", true);
 }
 
-/// The three-node cluster of the broker scenarios. Its ports (35000 + 100 n + 92..95) lie in
-/// Linux's ephemeral range, so a node can lose its port to a client's connection and fail to
-/// start ("Address already in use"): try again (each attempt stops what the last one started),
-/// and stop everything before giving up.
-fn dedicated_cluster() -> Cluster {
-    const NAME: &str = "t-vc-brokers";
+/// A three-node cluster of the broker scenarios, each scenario with its own name and ports. A
+/// node can still lose its port to a client's connection and fail to start ("Address already in
+/// use"): try again (each attempt stops what the last one started), and stop everything before
+/// giving up.
+fn dedicated_cluster(name: &str, port_base: u16) -> Cluster {
     for attempt in 1..=3 {
-        match std::panic::catch_unwind(|| Cluster::dedicated(NAME, 3, 26000)) {
+        match std::panic::catch_unwind(|| Cluster::dedicated(name, 3, port_base)) {
             Ok(cluster) => return cluster,
-            Err(_) => eprintln!("starting cluster {NAME}: attempt {attempt} failed"),
+            Err(_) => eprintln!("starting cluster {name}: attempt {attempt} failed"),
         }
     }
     let _ = Command::new(kafka_script())
-        .args(["--cluster", NAME, "stop"])
+        .args(["--cluster", name, "stop"])
         .status();
-    panic!("cluster {NAME} did not start in three attempts");
+    panic!("cluster {name} did not start in three attempts");
 }
 
 /// Broker rolling bounce (every node restarted cleanly, one at a time), then a broker failure
@@ -1029,7 +1028,7 @@ fn dedicated_cluster() -> Cluster {
 /// committed. One three-node cluster for both.
 #[test]
 fn broker_rolling_bounce_then_failure() {
-    let cluster = dedicated_cluster();
+    let cluster = dedicated_cluster("t-vc-brokers", 26000);
     let mut s = Scenario::new(&cluster, "brokers", 1);
     // Sessions outlast a coordinator's move (as kafkatest's 30 s).
     s.add_n(3, Impl::Mooring, &flags(RANGE, "30000"));
@@ -1064,6 +1063,184 @@ fn broker_rolling_bounce_then_failure() {
     let verdict = s.verdict(&ends);
     verdict.assert_clean("broker bounce and failure");
     verdict.assert_committed_all("broker bounce and failure");
+}
+
+/// Kafka's view of a group of static members: `group.instance.id` → member id, once every one of
+/// the scenario's members is listed.
+fn member_ids(s: &Scenario) -> BTreeMap<String, String> {
+    let mut ids = BTreeMap::new();
+    wait_until(
+        &format!(
+            "Kafka lists {} static members ({})",
+            s.members.len(),
+            s.describe()
+        ),
+        Duration::from_secs(60),
+        || {
+            ids = s
+                .cluster
+                .describe_members(&s.group)
+                .into_iter()
+                .filter_map(|m| Some((m.group_instance_id?, m.consumer_id)))
+                .collect();
+            ids.len() == s.members.len()
+        },
+    );
+    ids
+}
+
+/// Restarts every member cleanly, one at a time (`rolling`) or all at once, as kafkatest's
+/// `rolling_bounce_consumers` and `bounce_all_consumers` do, once.
+fn bounce_consumers(s: &mut Scenario, rolling: bool) {
+    let n = s.members.len();
+    if rolling {
+        for i in 0..n {
+            s.stop(i, true);
+            wait_until("the member is dead", Duration::from_secs(15), || {
+                s.dead() == 1
+            });
+            s.start(i);
+            s.await_all_members();
+            s.await_consumed(50);
+        }
+    } else {
+        for i in 0..n {
+            s.signal_stop(i, true);
+        }
+        for i in 0..n {
+            s.reap(i, true);
+        }
+        for i in 0..n {
+            s.start(i);
+        }
+        s.await_all_members();
+        s.await_consumed(50);
+    }
+}
+
+/// Waits until every partition's commit has moved past `before` (the group commits again).
+fn await_commits_past(s: &Scenario, before: &BTreeMap<i32, i64>) {
+    wait_until(
+        &format!("commits past {before:?} ({})", s.describe()),
+        Duration::from_secs(45),
+        || {
+            s.view(|g| {
+                before
+                    .iter()
+                    .all(|(p, c)| g.committed.get(p).is_some_and(|now| now > c))
+            })
+        },
+    );
+}
+
+/// Kafka's `test_static_consumer_persisted_after_rejoin`, both bounce modes at once on one
+/// three-node cluster: three static members of a group consume and commit; they restart (in one
+/// group one at a time, in the other all at once), which gives each a new member id under its
+/// instance id; then every broker restarts in turn, so the coordinator moves and loads the group
+/// from `__consumer_offsets`, where the new ids must be. The members must keep consuming and
+/// committing after every broker restart under the ids they rejoined with: never fenced by a
+/// stale member id, no rebalance, nothing lost against the producer's acknowledgements, nothing
+/// consumed twice, everything committed.
+#[test]
+fn static_consumer_persisted_after_rejoin_broker_rolling_bounce() {
+    let cluster = dedicated_cluster("t-vc-static-rejoin", 22000);
+    let mut groups: Vec<(bool, Scenario)> = [(true, "rejoin-rolling"), (false, "rejoin-all")]
+        .into_iter()
+        .map(|(rolling, name)| {
+            let mut s = Scenario::new(&cluster, name, 3);
+            for i in 0..3 {
+                let id = format!("{name}-{i}");
+                let mut f = flags(RANGE, "30000");
+                f.extend(["--group-instance-id", &id]);
+                s.add(Impl::Mooring, &f);
+            }
+            (rolling, s)
+        })
+        .collect();
+    for (_, s) in &mut groups {
+        s.start_producer(100);
+        s.start_all();
+    }
+    for (_, s) in &groups {
+        s.await_all_members();
+        s.await_consumed(100);
+    }
+
+    // The restart: same instance ids, new member ids, which the coordinator must persist.
+    let mut rejoined = Vec::new();
+    for (rolling, s) in &mut groups {
+        let before = member_ids(s);
+        bounce_consumers(s, *rolling);
+        let after = member_ids(s);
+        eprintln!("{}: member ids {before:?} -> {after:?}", s.group);
+        assert_eq!(
+            before.keys().collect::<Vec<_>>(),
+            after.keys().collect::<Vec<_>>(),
+            "{}: the instance ids changed",
+            s.group
+        );
+        for (instance, id) in &after {
+            assert_ne!(
+                &before[instance], id,
+                "{}: {instance} rejoined under its old member id",
+                s.group
+            );
+        }
+        rejoined.push(after);
+    }
+    let rebalances: Vec<u32> = groups.iter().map(|(_, s)| s.num_rebalances()).collect();
+
+    // Every broker restarts in turn; after each, every group consumes and commits again.
+    for node in 1..=3 {
+        let coordinators: Vec<i32> = groups
+            .iter()
+            .map(|(_, s)| {
+                cluster
+                    .group_state(&s.group)
+                    .expect("Kafka knows the group")
+                    .coordinator_id
+            })
+            .collect();
+        let committed: Vec<BTreeMap<i32, i64>> = groups
+            .iter()
+            .map(|(_, s)| s.view(|g| g.committed.clone()))
+            .collect();
+        eprintln!("restarting node {node}; the groups' coordinators: {coordinators:?}");
+        cluster.restart(node);
+        for ((_, s), before) in groups.iter().zip(&committed) {
+            s.await_all_members();
+            s.await_consumed(100);
+            await_commits_past(s, before);
+        }
+    }
+
+    for (((_, s), ids), rebalances) in groups.iter_mut().zip(&rejoined).zip(rebalances) {
+        let name = s.group.clone();
+        assert_eq!(
+            &member_ids(s),
+            ids,
+            "{name}: the members' ids after the broker bounce are not the ones they rejoined with"
+        );
+        let after_bounce = s.num_rebalances() - rebalances;
+        eprintln!("{name}: {after_bounce} rebalances during the broker bounce");
+        assert_eq!(
+            after_bounce, 0,
+            "{name}: the broker bounce caused rebalances"
+        );
+        let ends = s.drain();
+        s.stop_all();
+        for i in 0..s.members.len() {
+            let errors = s.view(|g| g.members[i].errors.clone());
+            let stderr = s.stderr(i);
+            assert!(
+                errors.is_empty() && !stderr.to_lowercase().contains("fenced"),
+                "{name}: member {i} was fenced or failed: {errors:?}\n{stderr}"
+            );
+        }
+        let verdict = s.verdict(&ends);
+        verdict.assert_clean(&name);
+        verdict.assert_committed_all(&name);
+    }
 }
 
 /// Consumers started one by one, then stopped one by one; the partition stays readable after
