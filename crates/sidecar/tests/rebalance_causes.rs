@@ -12,6 +12,8 @@
 mod common;
 mod support;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +35,51 @@ struct Warming;
 impl ConsumerRebalanceListener for Warming {
     async fn assigned(&self, _partitions: Vec<TopicPartition>) {
         tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Each owner's partitions and the sum of their committed offsets, as the broker watch last saw
+/// them (`/debug/partitions`; owners from the last Stable DescribeGroups).
+async fn watched_commits(addr: SocketAddr) -> BTreeMap<String, (BTreeSet<i64>, i64)> {
+    let body = get_json(addr, "/debug/partitions").await;
+    let mut owners: BTreeMap<String, (BTreeSet<i64>, i64)> = BTreeMap::new();
+    for entry in body["lag"].as_array().into_iter().flatten() {
+        let Some(owner) = entry["lag"]["owner"].as_str() else {
+            continue;
+        };
+        let slot = owners.entry(owner.to_owned()).or_default();
+        slot.0.insert(entry["partition"].as_i64().unwrap_or(-1));
+        slot.1 += entry["lag"]["committed"].as_i64().unwrap_or(0);
+    }
+    owners
+}
+
+/// Waits until the broker watch sees `owners` members owning partitions and each one's commits
+/// move while its partitions stay the same: every member consumes and commits, and the watch has
+/// seen it do so.
+async fn every_owner_commits(addr: SocketAddr, owners: usize, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut first: Option<BTreeMap<String, (BTreeSet<i64>, i64)>> = None;
+    loop {
+        let now = watched_commits(addr).await;
+        let same_owners = first.as_ref().is_some_and(|f| {
+            f.len() == now.len()
+                && f.iter()
+                    .all(|(o, (parts, _))| now.get(o).is_some_and(|n| n.0 == *parts))
+        });
+        if now.len() == owners && same_owners {
+            let before = first.as_ref().expect("same owners as a first look");
+            if before.iter().all(|(o, (_, c))| now[o].1 > *c) {
+                return;
+            }
+        } else {
+            first = (now.len() == owners).then_some(now.clone());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: the watch saw {now:?} (first {first:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -87,7 +134,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     assert!(not_ready > 0, "/readyz was never 503 during the join");
     assert_eq!(last, 200);
     eprintln!("join: counted {join_took:?} after the peer started; not ready for {span:?}");
-    // The peer consumes and commits (the watch sees its offsets move) for a while.
+    // The peer consumes and commits, and the watch sees its offsets move (and ours).
     eventually("the peer consumes", Duration::from_secs(20), || async {
         peer.lines
             .lock()
@@ -96,7 +143,7 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
             .any(|l| l.contains("\"consumed\"") && !l.contains("\"total\":0"))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    every_owner_commits(addr, 2, "the watch to see both members commit").await;
 
     // 2. A third member (ours) joins and leaves cleanly under the same load: it kept up, so
     //    its departure is `member_left`, not a timeout.
@@ -116,7 +163,8 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
         || async { rebalances(addr, "member_joined").await == 3.0 && ready(addr).await },
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // It keeps up: the watch sees its commits move, as everyone's.
+    every_owner_commits(addr, 3, "the watch to see all three members commit").await;
     let sampler = ReadySampler::start(addr);
     let left = Instant::now();
     stop(&b, run_b).await;
@@ -196,7 +244,8 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     assert_eq!(last, 200);
     eprintln!("poll interval: counted {poll_took:?} after the slow record; not ready for {span:?}");
 
-    // Exactly those six, one histogram sample each.
+    // Exactly those six, one histogram sample each. The wait checks an absence (no seventh
+    // rebalance counted late), so it is a fixed time, not a condition.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (_, text) = get(addr, "/metrics").await;
     assert_eq!(
@@ -301,6 +350,12 @@ async fn a_sigkilled_peer_and_a_missed_poll_interval_are_counted_with_their_caus
     eprintln!("test took {:?}", test_started.elapsed());
 }
 
+/// How many members the broker watch's last DescribeGroups listed.
+async fn broker_members(addr: SocketAddr) -> Option<usize> {
+    let group = get_json(addr, "/debug/group").await;
+    group["broker_view"]["members"].as_array().map(Vec::len)
+}
+
 /// The member's own session expiry: its runtime is blocked (heartbeats stop) for longer than
 /// `session.timeout.ms`; when it runs again, the coordinator answers UNKNOWN_MEMBER_ID, the
 /// member loses its partitions and rejoins. The member itself reports `session_timeout`.
@@ -318,9 +373,21 @@ async fn the_members_own_session_expiry_is_a_session_timeout() {
     let export = exporter(&own.consumer, addr);
     eventually("ready", Duration::from_secs(30), || ready(addr)).await;
 
+    eventually(
+        "the broker watch lists the member",
+        Duration::from_secs(30),
+        || async { broker_members(addr).await == Some(1) },
+    )
+    .await;
     let (held, producer) = own.block(&topic).await;
-    // Three session timeouts without a heartbeat: the coordinator expires the member.
-    tokio::time::sleep(Duration::from_millis(4500)).await;
+    // No heartbeat for longer than the session: the coordinator expires the member, and the
+    // broker watch sees the group without it.
+    eventually(
+        "the coordinator to expire the blocked member",
+        Duration::from_secs(30),
+        || async { broker_members(addr).await == Some(0) },
+    )
+    .await;
     assert_eq!(rebalances(addr, "session_timeout").await, 0.0);
     let sampler = ReadySampler::start(addr);
     let released = Instant::now();
