@@ -1,5 +1,5 @@
 //! The rolling update of a StatefulSet, simulated faithfully with real processes on the real
-//! broker (issue 7, part 4).
+//! broker.
 //!
 //! Three members of one group (`orders-demo`, the example service of `deploy/`), each with its own
 //! `mooring-sidecar` process as a pod has its sidecar (own port, the member's telemetry exporter
@@ -50,8 +50,10 @@ const SESSION_TIMEOUT_MS: u64 = 20_000;
 const GRACE: Duration = Duration::from_secs(30);
 /// The controller's patience for a new pod to become Ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
-/// Steady consumption before and after the update.
-const SETTLE: Duration = Duration::from_secs(3);
+/// How long a pod waits, Ready, before the next is touched (the StatefulSet's
+/// `minReadySeconds`); it is also the time a rebalance, if one happened, has to show in the
+/// sidecars' counters, which the static rollout asserts stayed still.
+const MIN_READY: Duration = Duration::from_secs(2);
 
 /// The target directory's profile folder (`target/debug`) holding the binaries: the one this
 /// test runs from.
@@ -470,6 +472,19 @@ struct Outcome {
     update: Duration,
 }
 
+/// Waits until every partition has a record processed at or after `since_ms` (ms since the
+/// epoch): the group consumes everywhere.
+fn await_processing_since(pods: &[Pod], since_ms: u64, what: &str) {
+    wait_until(what, Duration::from_secs(60), || {
+        let partitions: BTreeSet<i32> = processed(pods)
+            .iter()
+            .filter(|r| r.at_ms >= since_ms)
+            .map(|r| r.partition)
+            .collect();
+        (partitions.len() == PARTITIONS as usize).then_some(())
+    });
+}
+
 /// The generation, once every member is ready in the same one and all partitions are held.
 fn balanced(pods: &[Pod]) -> Option<i64> {
     let states: Vec<serde_json::Value> = pods.iter().filter_map(Pod::ready).collect();
@@ -541,7 +556,12 @@ fn rollout(scenario: Scenario) -> Outcome {
             (seen.len() == PARTITIONS as usize).then_some(())
         },
     );
-    std::thread::sleep(SETTLE);
+    // Steady consumption before the update: every partition processed again since then.
+    await_processing_since(
+        &pods,
+        now_ms(),
+        "every partition to go on being processed before the update",
+    );
     let generation_before = wait_until("a settled group", Duration::from_secs(30), || {
         balanced(&pods)
     });
@@ -578,14 +598,15 @@ fn rollout(scenario: Scenario) -> Outcome {
         }
         let ready_took = started.elapsed();
         restarts.push((pods[i].name(), stop_took, ready_took));
-        // The group settles (at once when static), then the next pod waits a little, as with
-        // minReadySeconds; a rebalance, if any, has the time to show in the counters.
+        // The group settles (at once when static), then the next pod waits `MIN_READY`. That
+        // wait checks an absence (no rebalance shows in the counters), so it is a fixed time,
+        // not a condition.
         wait_until(
             "the group to settle after the restart",
             READY_TIMEOUT,
             || balanced(&pods),
         );
-        std::thread::sleep(Duration::from_secs(2));
+        std::thread::sleep(MIN_READY);
         let after: Vec<u64> = others.iter().map(|&j| pods[j].rebalances()).collect();
         for ((j, b), a) in others.iter().zip(&before).zip(&after) {
             if run.scenario.static_members {
@@ -604,7 +625,13 @@ fn rollout(scenario: Scenario) -> Outcome {
     }
     let update = update_started.elapsed();
     let update_to_ms = now_ms();
-    std::thread::sleep(SETTLE);
+    // Steady consumption after the update: every partition processed again (which also bounds
+    // each partition's longest pause below).
+    await_processing_since(
+        &pods,
+        update_to_ms,
+        "every partition to be processed again after the update",
+    );
     let generations_after: Vec<i64> = pods.iter().map(Pod::generation).collect();
 
     // Every acknowledged record processed, then the pods stop.
