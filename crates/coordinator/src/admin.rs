@@ -14,20 +14,13 @@ use std::time::Instant;
 use bytes::Bytes;
 use mooring_wire::consumer_protocol::{Assignment, Subscription};
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::describe_groups::DescribeGroupsRequest;
-use mooring_wire::messages::list_groups::ListGroupsRequest;
-use mooring_wire::messages::list_offsets::{
-    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
-};
-use mooring_wire::messages::offset_fetch::{
-    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
-    OffsetFetchResponse,
-};
+use mooring_wire::messages::offset_fetch::OffsetFetchResponse;
 use mooring_wire::primitives::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::group::TopicPartition;
+use crate::requests;
 
 /// One member of a described group.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,9 +197,8 @@ impl Client {
     pub async fn describe_group(&self, group: &str) -> Result<GroupDescription> {
         self.with_retries("DescribeGroups", || async {
             let response = self
-                .call_coordinator(group, |_| DescribeGroupsRequest {
-                    groups: vec![group.to_string()],
-                    ..Default::default()
+                .call_coordinator(group, |version| {
+                    requests::describe_groups(version, vec![group.to_string()])
                 })
                 .await?;
             let Some(described) = response.groups.into_iter().find(|g| g.group_id == group) else {
@@ -263,9 +255,7 @@ impl Client {
         for node in metadata.brokers.keys() {
             let response = self
                 .with_retries("ListGroups", || async {
-                    let response = self
-                        .send_to(*node, |_| ListGroupsRequest::default())
-                        .await?;
+                    let response = self.send_to(*node, requests::list_groups).await?;
                     match ErrorCode::from(response.error_code) {
                         ErrorCode::None => Ok(response),
                         code => Err(broker_error("ListGroups", code, None)),
@@ -320,7 +310,7 @@ impl Client {
             .with_retries("OffsetFetch", || async {
                 let response = self
                     .call_coordinator(group, |version| {
-                        offset_fetch_request(version, group, by_topic.as_ref(), &ids)
+                        requests::offset_fetch(version, group, by_topic.as_ref(), &ids)
                     })
                     .await?;
                 match ErrorCode::from(offset_fetch_error(&response, group)) {
@@ -442,30 +432,16 @@ impl Client {
                         .or_default()
                         .push(tp.partition);
                 }
-                let timeout_ms =
-                    i32::try_from(self.config().request_timeout.as_millis()).unwrap_or(i32::MAX);
+                let timeout = self.config().request_timeout;
                 let result = self
-                    .send_to(leader, |_| ListOffsetsRequest {
-                        replica_id: -1,
-                        isolation_level: i8::from(read_committed),
-                        timeout_ms,
-                        topics: grouped
-                            .iter()
-                            .map(|(name, parts)| ListOffsetsTopic {
-                                name: name.clone(),
-                                partitions: parts
-                                    .iter()
-                                    .map(|p| ListOffsetsPartition {
-                                        partition_index: *p,
-                                        current_leader_epoch: -1,
-                                        timestamp: spec.timestamp(),
-                                        ..Default::default()
-                                    })
-                                    .collect(),
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
+                    .send_to(leader, |version| {
+                        requests::list_offsets(
+                            version,
+                            &grouped,
+                            spec.timestamp(),
+                            read_committed,
+                            timeout,
+                        )
                     })
                     .await;
                 let response = match result {
@@ -592,91 +568,9 @@ pub(crate) fn offset_fetch_rows(response: OffsetFetchResponse, group: &str) -> V
     rows
 }
 
-/// An OffsetFetch request for `group` at `version`: batched groups from v8, topic ids from v10,
-/// null topics for "all", `require_stable` from v7.
-pub(crate) fn offset_fetch_request(
-    version: i16,
-    group: &str,
-    topics: Option<&BTreeMap<String, Vec<i32>>>,
-    ids: &BTreeMap<String, Uuid>,
-) -> OffsetFetchRequest {
-    let require_stable = version >= 7;
-    if version >= 8 {
-        let topics = topics.map(|t| {
-            t.iter()
-                .map(|(name, parts)| OffsetFetchRequestTopics {
-                    name: if version < 10 {
-                        name.clone()
-                    } else {
-                        String::new()
-                    },
-                    topic_id: if version >= 10 {
-                        ids.get(name).copied().unwrap_or(Uuid::NIL)
-                    } else {
-                        Uuid::NIL
-                    },
-                    partition_indexes: parts.clone(),
-                    ..Default::default()
-                })
-                .collect()
-        });
-        OffsetFetchRequest {
-            groups: vec![OffsetFetchRequestGroup {
-                group_id: group.to_string(),
-                member_id: None,
-                member_epoch: -1,
-                topics,
-                ..Default::default()
-            }],
-            require_stable,
-            ..Default::default()
-        }
-    } else {
-        OffsetFetchRequest {
-            group_id: group.to_string(),
-            topics: topics.map(|t| {
-                t.iter()
-                    .map(|(name, parts)| OffsetFetchRequestTopic {
-                        name: name.clone(),
-                        partition_indexes: parts.clone(),
-                        ..Default::default()
-                    })
-                    .collect()
-            }),
-            require_stable,
-            ..Default::default()
-        }
-    }
-}
-
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use bytes::BytesMut;
-    use mooring_wire::messages::Message;
-
-    #[test]
-    fn offset_fetch_requests_encode_at_every_version() {
-        let topics = BTreeMap::from([("t".to_string(), vec![0, 1])]);
-        let ids = BTreeMap::from([("t".to_string(), Uuid([7; 16]))]);
-        for version in OffsetFetchRequest::MIN_VERSION..=OffsetFetchRequest::MAX_VERSION {
-            for topics in [Some(&topics), None] {
-                if topics.is_none() && version < 2 {
-                    continue; // null topics arrived in v2
-                }
-                let request = offset_fetch_request(version, "g", topics, &ids);
-                let mut buf = BytesMut::new();
-                request
-                    .encode(&mut buf, version)
-                    .unwrap_or_else(|e| panic!("v{version}: {e}"));
-            }
-        }
-        let v10 = offset_fetch_request(10, "g", Some(&topics), &ids);
-        let t = &v10.groups[0].topics.as_ref().unwrap()[0];
-        assert_eq!(t.topic_id, Uuid([7; 16]));
-        assert!(v10.require_stable);
-    }
 
     #[test]
     fn offset_specs() {

@@ -24,15 +24,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::find_coordinator::FindCoordinatorRequest;
-use mooring_wire::messages::{MetadataRequest, Request};
+use mooring_wire::messages::Request;
 use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
 use crate::config::ClientConfig;
 use crate::conn::{Backoff, ConnectOptions, Connection, Lane, Pool};
 use crate::error::{Error, Result};
-use crate::metadata::{metadata_request, Metadata};
+use crate::metadata::Metadata;
+use crate::requests;
 use crate::transport::{CoordinatorCall, GroupTransport};
 
 struct ClientInner {
@@ -59,25 +59,6 @@ impl std::fmt::Debug for Client {
             .field("bootstrap_servers", &self.inner.config.bootstrap_servers)
             .field("client_id", &self.inner.config.client_id)
             .finish_non_exhaustive()
-    }
-}
-
-/// FindCoordinator key type of a consumer group.
-const KEY_TYPE_GROUP: i8 = 0;
-
-fn find_coordinator_request(version: i16, group: &str) -> FindCoordinatorRequest {
-    if version >= 4 {
-        FindCoordinatorRequest {
-            key_type: KEY_TYPE_GROUP,
-            coordinator_keys: vec![group.to_string()],
-            ..Default::default()
-        }
-    } else {
-        FindCoordinatorRequest {
-            key: group.to_string(),
-            key_type: KEY_TYPE_GROUP,
-            ..Default::default()
-        }
     }
 }
 
@@ -323,7 +304,7 @@ impl Client {
 
     /// Fetches metadata for every topic now.
     pub async fn refresh_metadata(&self) -> Result<Arc<Metadata>> {
-        let response = self.send_any(|v| metadata_request(v, None)).await?;
+        let response = self.send_any(|v| requests::metadata(v, None)).await?;
         let snapshot = Arc::new(Metadata::from_response(&response));
         self.install(Arc::clone(&snapshot));
         Ok(snapshot)
@@ -336,7 +317,7 @@ impl Client {
             return self.metadata().await;
         }
         let response = self
-            .send_any(|v| -> MetadataRequest { metadata_request(v, Some(topics)) })
+            .send_any(|v| requests::metadata(v, Some(topics)))
             .await?;
         let fetched = Metadata::from_response(&response);
         let mut merged = (*self.cached_metadata()).clone();
@@ -393,7 +374,7 @@ impl Client {
         let mut failures = 0;
         loop {
             let result = self
-                .send_any(|v| find_coordinator_request(v, group))
+                .send_any(|v| requests::find_coordinator(v, group))
                 .await
                 .and_then(|response| coordinator_from(&response, group));
             match result {
@@ -576,16 +557,6 @@ mod tests {
     use super::*;
     use mooring_wire::messages::find_coordinator::Coordinator;
     use mooring_wire::messages::FindCoordinatorResponse;
-
-    #[test]
-    fn find_coordinator_requests_by_version() {
-        let old = find_coordinator_request(3, "g");
-        assert_eq!(old.key, "g");
-        assert!(old.coordinator_keys.is_empty());
-        let new = find_coordinator_request(4, "g");
-        assert_eq!(new.key, "");
-        assert_eq!(new.coordinator_keys, vec!["g".to_string()]);
-    }
 
     #[test]
     fn coordinator_answers() {

@@ -16,6 +16,7 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod metadata;
+pub(crate) mod requests;
 pub mod transport;
 
 /// The README's examples, compiled by `cargo test --doc`.

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::metadata::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
+use mooring_wire::messages::metadata::MetadataResponse;
 use mooring_wire::primitives::Uuid;
+
+/// The Metadata request of `topics` (`None`: every topic) at a version (built with the client's
+/// other requests).
+pub use crate::requests::metadata as metadata_request;
 
 /// One broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,30 +198,6 @@ impl Metadata {
                 },
             );
         }
-    }
-}
-
-/// A Metadata request for `topics` (all topics when `None`) at `version`: never auto-creates
-/// topics where the version lets us say so (v4+).
-pub fn metadata_request(version: i16, topics: Option<&[String]>) -> MetadataRequest {
-    let topics = match topics {
-        Some(names) => Some(
-            names
-                .iter()
-                .map(|name| MetadataRequestTopic {
-                    name: Some(name.clone()),
-                    ..Default::default()
-                })
-                .collect(),
-        ),
-        // v0 has no null: an empty list means "all topics" there.
-        None if version == 0 => Some(Vec::new()),
-        None => None,
-    };
-    MetadataRequest {
-        topics,
-        allow_auto_topic_creation: version < 4,
-        ..Default::default()
     }
 }
 

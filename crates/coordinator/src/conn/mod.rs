@@ -129,23 +129,13 @@ pub(crate) async fn connect(
     Ok(conn)
 }
 
-fn api_versions_request(version: i16) -> ApiVersionsRequest {
-    let mut request = ApiVersionsRequest::default();
-    if version >= 3 {
-        // KIP-511: the broker checks these against [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
-        request.client_software_name = "mooring".into();
-        request.client_software_version = env!("CARGO_PKG_VERSION").into();
-    }
-    request
-}
-
 /// ApiVersions at our highest version; on UNSUPPORTED_VERSION the broker answers in v0 and lists
 /// its own ApiVersions range (KIP-511), and we ask again at its highest (v0 if it lists none).
 async fn negotiate(conn: &Connection) -> Result<VersionTable> {
     let mut version = ApiVersionsRequest::MAX_VERSION;
     for _ in 0..3 {
         let frame = conn
-            .send_frame(&api_versions_request(version), version)
+            .send_frame(&crate::requests::api_versions(version), version)
             .await?;
         let decoded = decode_response::<ApiVersionsResponse>(&frame, version)
             .or_else(|e| decode_response::<ApiVersionsResponse>(&frame, 0).map_err(|_| e));

@@ -14,12 +14,13 @@
 
 use bytes::Bytes;
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+use mooring_wire::messages::SaslHandshakeRequest;
 
 use super::connection::Connection;
 use super::scram::{new_nonce, ScramClient, ScramHash};
 use crate::config::{SaslMechanism, SaslSettings, Secret};
 use crate::error::{Error, Result};
+use crate::requests;
 
 /// Authenticates `conn` with the configured mechanism.
 pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> Result<()> {
@@ -44,10 +45,7 @@ pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> 
     }
     let handshake = conn
         .send_at(
-            &SaslHandshakeRequest {
-                mechanism: mechanism.name().into(),
-                ..Default::default()
-            },
+            &requests::sasl_handshake(handshake_version, mechanism.name()),
             handshake_version,
         )
         .await?;
@@ -122,10 +120,7 @@ async fn exchange(
     fail: &impl Fn(String) -> Error,
 ) -> Result<Bytes> {
     let response = conn
-        .call(|_| SaslAuthenticateRequest {
-            auth_bytes,
-            ..Default::default()
-        })
+        .call(|version| requests::sasl_authenticate(version, auth_bytes))
         .await?;
     match ErrorCode::from(response.error_code) {
         ErrorCode::None => {

@@ -16,7 +16,6 @@
 use std::sync::Arc;
 
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::HeartbeatRequest;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
@@ -24,6 +23,7 @@ use super::config::GroupConfig;
 use super::control::Control;
 use super::events::{EventSink, GroupEventKind};
 use super::reaction::{self, Reaction};
+use crate::requests;
 use crate::transport::GroupTransport;
 
 /// What to heartbeat for.
@@ -63,17 +63,11 @@ pub(crate) async fn run<T: GroupTransport>(
                 _ = sleep_until(next) => {}
             }
             let started = Instant::now();
-            let group = config.group_id.clone();
-            let instance = config.group_instance_id.clone();
             let member_id = current.member_id.clone();
             let generation = current.generation;
             let result = transport
-                .call_coordinator(&config.group_id, move |version| HeartbeatRequest {
-                    group_id: group,
-                    generation_id: generation,
-                    member_id,
-                    group_instance_id: if version >= 3 { instance } else { None },
-                    ..Default::default()
+                .call_coordinator(&config.group_id, |version| {
+                    requests::heartbeat(version, &config, generation, member_id)
                 })
                 .await;
             let latency = started.elapsed();

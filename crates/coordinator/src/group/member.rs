@@ -12,11 +12,7 @@ use std::time::Duration;
 
 use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::leave_group::MemberIdentity;
-use mooring_wire::messages::{
-    DescribeGroupsRequest, DescribeGroupsResponse, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, SyncGroupRequest,
-};
+use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{sleep, sleep_until, timeout, Instant};
 use tracing::Instrument;
@@ -32,6 +28,7 @@ use super::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
 use super::trace;
 use crate::assignor::RebalanceProtocol;
 use crate::error::{Error, Result};
+use crate::requests;
 use crate::transport::GroupTransport;
 
 /// Commands from the handle.
@@ -531,17 +528,8 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 return Attempt::Stop;
             }
         };
-        let request = JoinGroupRequest {
-            group_id: self.config.group_id.clone(),
-            session_timeout_ms: millis(self.config.session_timeout),
-            rebalance_timeout_ms: millis(self.config.rebalance_timeout),
-            member_id: self.member_id.clone(),
-            group_instance_id: self.config.group_instance_id.clone(),
-            protocol_type: consumer_protocol::PROTOCOL_TYPE.to_owned(),
-            protocols,
-            reason: Some(format!("{cause:?}")),
-            ..Default::default()
-        };
+        let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
+        let reason = format!("{cause:?}");
         let transport = self.transport.clone();
         let group = self.config.group_id.clone();
         // On the group connection, timed by the rebalance (see `GroupConfig::join_timeout`).
@@ -552,14 +540,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let call = async move {
             transport
                 .call_coordinator_with(&group, join, move |version| {
-                    let mut r = request;
-                    if version < 5 {
-                        r.group_instance_id = None;
-                    }
-                    if version < 8 {
-                        r.reason = None;
-                    }
-                    r
+                    requests::join_group(version, &config, member_id, protocols, reason)
                 })
                 .await
         };
@@ -667,16 +648,8 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
 
         // SyncGroup.
-        let request = SyncGroupRequest {
-            group_id: self.config.group_id.clone(),
-            generation_id: self.generation,
-            member_id: self.member_id.clone(),
-            group_instance_id: self.config.group_instance_id.clone(),
-            protocol_type: Some(consumer_protocol::PROTOCOL_TYPE.to_owned()),
-            protocol_name: Some(protocol_name.clone()),
-            assignments,
-            ..Default::default()
-        };
+        let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
+        let (generation, name) = (self.generation, protocol_name.clone());
         let transport = self.transport.clone();
         let group = self.config.group_id.clone();
         let sync = crate::transport::CoordinatorCall::group(
@@ -686,15 +659,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let call = async move {
             transport
                 .call_coordinator_with(&group, sync, move |version| {
-                    let mut r = request;
-                    if version < 3 {
-                        r.group_instance_id = None;
-                    }
-                    if version < 5 {
-                        r.protocol_type = None;
-                        r.protocol_name = None;
-                    }
-                    r
+                    requests::sync_group(version, &config, generation, member_id, name, assignments)
                 })
                 .await
         };
@@ -847,9 +812,8 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let call = async move {
             let name = group.clone();
             transport
-                .call_coordinator(&group, move |_| DescribeGroupsRequest {
-                    groups: vec![name],
-                    ..Default::default()
+                .call_coordinator(&group, move |version| {
+                    requests::describe_groups(version, vec![name])
                 })
                 .await
         };
@@ -1013,31 +977,11 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let group = self.config.group_id.clone();
-            let member_id = self.member_id.clone();
-            let instance = self.config.group_instance_id.clone();
+            let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
             let result = self
                 .transport
                 .call_coordinator(&self.config.group_id, move |version| {
-                    if version >= 3 {
-                        LeaveGroupRequest {
-                            group_id: group,
-                            members: vec![MemberIdentity {
-                                member_id,
-                                group_instance_id: instance,
-                                reason: (version >= 5)
-                                    .then(|| "the consumer is closing".to_owned()),
-                                ..Default::default()
-                            }],
-                            ..Default::default()
-                        }
-                    } else {
-                        LeaveGroupRequest {
-                            group_id: group,
-                            member_id,
-                            ..Default::default()
-                        }
-                    }
+                    requests::leave_group(version, &config, member_id)
                 })
                 .await;
             let code = match result {
@@ -1077,8 +1021,4 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             sleep(self.config.retry_backoff).await;
         }
     }
-}
-
-fn millis(d: Duration) -> i32 {
-    i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
 }

@@ -111,7 +111,7 @@ pub mod heartbeat;
 pub mod listener;
 mod member;
 pub mod offsets;
-mod protocol;
+pub(crate) mod protocol;
 pub mod reaction;
 pub mod state;
 mod trace;

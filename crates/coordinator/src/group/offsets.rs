@@ -28,10 +28,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::offset_commit::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
-use mooring_wire::messages::OffsetCommitRequest;
 use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, timeout, Instant};
@@ -41,12 +37,10 @@ use super::control::Control;
 use super::events::{EventSink, GroupEventKind};
 use super::reaction::{self, Reaction};
 use super::state::{MemberSnapshot, MemberState, TopicPartition};
-use crate::admin::{offset_fetch_error, offset_fetch_request, offset_fetch_rows};
+use crate::admin::{offset_fetch_error, offset_fetch_rows};
 use crate::error::{Error, Result};
+use crate::requests::{self, CommitTarget, PartitionOffset};
 use crate::transport::GroupTransport;
-
-/// One partition's offset as the request builder needs it: index, offset, epoch, metadata.
-type PartitionOffset = (i32, i64, Option<i32>, Option<String>);
 
 /// An offset to commit, or a committed one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -307,7 +301,7 @@ impl<T: GroupTransport> Shared<T> {
         let response = self
             .transport
             .call_coordinator(&self.config.group_id, move |version| {
-                offset_commit_request(version, &commit, &topics, &ids)
+                requests::offset_commit(version, &commit, &topics, &ids)
             })
             .await?;
         let mut failed = Vec::new();
@@ -392,7 +386,7 @@ impl<T: GroupTransport> Shared<T> {
         let response = self
             .transport
             .call_coordinator(&self.config.group_id, move |version| {
-                offset_fetch_request(version, &group, Some(&by_topic), &ids)
+                requests::offset_fetch(version, &group, Some(&by_topic), &ids)
             })
             .await?;
         let code = ErrorCode::from_i16(offset_fetch_error(&response, &self.config.group_id));
@@ -419,66 +413,6 @@ impl<T: GroupTransport> Shared<T> {
             found.entry(tp.clone()).or_insert(None);
         }
         Ok(Ok(found))
-    }
-}
-
-/// Who commits: the fields of an OffsetCommit besides its offsets.
-#[derive(Debug, Clone)]
-struct CommitTarget {
-    group: String,
-    generation: i32,
-    member_id: String,
-    instance: Option<String>,
-}
-
-/// An OffsetCommit at `version`: topics by name up to v9, by id from v10 (KIP-848; a topic whose id
-/// is not known goes as the nil id and the broker answers UNKNOWN_TOPIC_ID), `group.instance.id`
-/// from v7, leader epochs from v6.
-fn offset_commit_request(
-    version: i16,
-    target: &CommitTarget,
-    topics: &BTreeMap<String, Vec<PartitionOffset>>,
-    ids: &BTreeMap<String, Uuid>,
-) -> OffsetCommitRequest {
-    let by_id = version >= 10;
-    OffsetCommitRequest {
-        group_id: target.group.clone(),
-        generation_id_or_member_epoch: target.generation,
-        member_id: target.member_id.clone(),
-        group_instance_id: if version >= 7 {
-            target.instance.clone()
-        } else {
-            None
-        },
-        topics: topics
-            .iter()
-            .map(|(name, ps)| OffsetCommitRequestTopic {
-                name: if by_id { String::new() } else { name.clone() },
-                topic_id: if by_id {
-                    ids.get(name).copied().unwrap_or(Uuid::NIL)
-                } else {
-                    Uuid::NIL
-                },
-                partitions: ps
-                    .iter()
-                    .map(
-                        |(p, offset, epoch, metadata)| OffsetCommitRequestPartition {
-                            partition_index: *p,
-                            committed_offset: *offset,
-                            committed_leader_epoch: if version >= 6 {
-                                epoch.unwrap_or(-1)
-                            } else {
-                                -1
-                            },
-                            committed_metadata: Some(metadata.clone().unwrap_or_default()),
-                            ..Default::default()
-                        },
-                    )
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
     }
 }
 
@@ -514,52 +448,8 @@ fn topic_name(name: &str, id: Uuid, names_by_id: &BTreeMap<Uuid, String>) -> Opt
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod request_tests {
     use super::*;
-    use bytes::BytesMut;
-    use mooring_wire::messages::Message;
-
-    #[test]
-    fn offset_commit_requests_encode_at_every_version() {
-        let target = CommitTarget {
-            group: "g".into(),
-            generation: 3,
-            member_id: "m".into(),
-            instance: Some("i".into()),
-        };
-        let topics = BTreeMap::from([(
-            "t".to_string(),
-            vec![
-                (0, 5, Some(2), Some("meta".to_string())),
-                (1, 6, None, None),
-            ],
-        )]);
-        let ids = BTreeMap::from([("t".to_string(), Uuid([7; 16]))]);
-        for version in OffsetCommitRequest::MIN_VERSION..=OffsetCommitRequest::MAX_VERSION {
-            let request = offset_commit_request(version, &target, &topics, &ids);
-            let mut buf = BytesMut::new();
-            request
-                .encode(&mut buf, version)
-                .unwrap_or_else(|e| panic!("v{version}: {e}"));
-        }
-        let v9 = offset_commit_request(9, &target, &topics, &ids);
-        assert_eq!(v9.topics[0].name, "t");
-        assert!(v9.topics[0].topic_id.is_nil());
-        assert_eq!(v9.group_instance_id.as_deref(), Some("i"));
-        let v10 = offset_commit_request(10, &target, &topics, &ids);
-        assert_eq!(v10.topics[0].name, "");
-        assert_eq!(v10.topics[0].topic_id, Uuid([7; 16]));
-        assert_eq!(v10.topics[0].partitions[0].committed_leader_epoch, 2);
-        assert_eq!(
-            v10.topics[0].partitions[0].committed_metadata.as_deref(),
-            Some("meta")
-        );
-        let v6 = offset_commit_request(6, &target, &topics, &ids);
-        assert_eq!(v6.group_instance_id, None);
-        let unknown = offset_commit_request(10, &target, &topics, &BTreeMap::new());
-        assert!(unknown.topics[0].topic_id.is_nil());
-    }
 
     #[test]
     fn answers_are_mapped_back_to_names() {
