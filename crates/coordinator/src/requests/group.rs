@@ -16,8 +16,9 @@ use mooring_wire::messages::{
 use super::millis;
 use crate::group::GroupConfig;
 
-/// JoinGroup of this member: timeouts from `session.timeout.ms` and `max.poll.interval.ms`, one
-/// protocol per assignor, `reason` saying why it (re)joins.
+/// JoinGroup of this member: timeouts from `session.timeout.ms` and `max.poll.interval.ms` (the
+/// rebalance timeout from v1; at v0 the broker uses the session timeout for both), one protocol
+/// per assignor, `reason` saying why it (re)joins.
 pub(crate) fn join_group(
     version: i16,
     config: &GroupConfig,
@@ -28,7 +29,11 @@ pub(crate) fn join_group(
     JoinGroupRequest {
         group_id: config.group_id.clone(),
         session_timeout_ms: millis(config.session_timeout),
-        rebalance_timeout_ms: millis(config.rebalance_timeout),
+        rebalance_timeout_ms: if version >= 1 {
+            millis(config.rebalance_timeout)
+        } else {
+            -1
+        },
         member_id,
         group_instance_id: if version >= 5 {
             config.group_instance_id.clone()

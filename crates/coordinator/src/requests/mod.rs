@@ -13,6 +13,9 @@ mod connection;
 mod group;
 mod offsets;
 
+#[cfg(test)]
+mod tests;
+
 pub use connection::metadata;
 pub(crate) use connection::{api_versions, find_coordinator, sasl_authenticate, sasl_handshake};
 pub(crate) use group::{describe_groups, heartbeat, join_group, leave_group, sync_group};

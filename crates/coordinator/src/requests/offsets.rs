@@ -140,10 +140,10 @@ pub(crate) fn offset_fetch(
 
 /// ListOffsets of `partitions` (topic → partition indexes) at `timestamp` (-2 earliest, -1 latest,
 /// else ms since the epoch), as a consumer (`replica_id` -1, no current leader epoch), at the
-/// isolation level of `read_committed`. `timeout` is `request.timeout.ms`, the broker's bound for
-/// offsets it must read from remote storage.
+/// isolation level of `read_committed` (v2+). `timeout` is `request.timeout.ms`, the broker's bound
+/// for offsets it must read from tiered storage (KIP-1075, v10+; 3.x brokers stop at v9).
 pub(crate) fn list_offsets(
-    _version: i16,
+    version: i16,
     partitions: &BTreeMap<String, Vec<i32>>,
     timestamp: i64,
     read_committed: bool,
@@ -152,7 +152,7 @@ pub(crate) fn list_offsets(
     ListOffsetsRequest {
         replica_id: -1,
         isolation_level: i8::from(read_committed),
-        timeout_ms: millis(timeout),
+        timeout_ms: if version >= 10 { millis(timeout) } else { 0 },
         topics: partitions
             .iter()
             .map(|(name, parts)| ListOffsetsTopic {

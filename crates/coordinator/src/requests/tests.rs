@@ -1,0 +1,300 @@
+//! Every request the coordinator crate sends, built by the same functions the runtime calls with
+//! the values it really sets (static members, rack ids, reasons, topic ids, leader epochs, the
+//! request timeout), encoded as a whole frame at every version from the 4.x floor to the highest
+//! this crate knows: any version a broker (3.x or 4.x) may negotiate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use mooring_wire::frame::encode_request;
+use mooring_wire::messages::sync_group::SyncGroupRequestAssignment;
+use mooring_wire::messages::Request;
+use mooring_wire::primitives::Uuid;
+
+use super::*;
+use crate::config::ClientConfig;
+use crate::group::protocol::Strategies;
+use crate::group::{GroupConfig, RebalanceCause, TopicPartition};
+
+/// Encodes `build(v)` at every version of `R`; one line per version that fails.
+fn every_version<R: Request>(case: &str, build: impl Fn(i16) -> R) -> Vec<String> {
+    (R::MIN_VERSION..=R::MAX_VERSION)
+        .filter_map(|version| {
+            let mut buf = BytesMut::new();
+            encode_request(&mut buf, &build(version), version, 7, Some("mooring-test"))
+                .err()
+                .map(|e| format!("{} v{version} ({case}): {e}", R::NAME))
+        })
+        .collect()
+}
+
+/// A static member's group config with a rack, as a Kubernetes pod would set it.
+fn static_config() -> GroupConfig {
+    let mut config = GroupConfig::new("orders");
+    config.group_instance_id = Some("orders-demo-1".into());
+    config.session_timeout = Duration::from_secs(10);
+    config.rebalance_timeout = Duration::from_secs(300);
+    config.client_rack = Some("eu-west-1a".into());
+    config
+}
+
+fn dynamic_config() -> GroupConfig {
+    GroupConfig::new("orders")
+}
+
+const MEMBER: &str = "mooring-1-3f0c9a1e-6a57-4a5e-9d3f-2b7f1e0c5a11";
+
+fn topic_ids() -> BTreeMap<String, Uuid> {
+    BTreeMap::from([
+        ("orders".to_string(), Uuid([7; 16])),
+        ("payments".to_string(), Uuid([9; 16])),
+    ])
+}
+
+fn connection_requests() -> Vec<String> {
+    let mut failed = every_version("every API", api_versions);
+    for mechanism in ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"] {
+        failed.extend(every_version(mechanism, |v| sasl_handshake(v, mechanism)));
+    }
+    failed.extend(every_version("client-first", |v| {
+        sasl_authenticate(v, Bytes::from_static(b"n,,n=alice,r=nonce"))
+    }));
+    let topics = ["orders".to_string(), "payments".to_string()];
+    failed.extend(every_version("all topics", |v| metadata(v, None)));
+    failed.extend(every_version("two topics", |v| metadata(v, Some(&topics))));
+    failed.extend(every_version("group", |v| find_coordinator(v, "orders")));
+    failed
+}
+
+fn group_requests() -> Vec<String> {
+    let mut failed = Vec::new();
+    for (case, config) in [("static", static_config()), ("dynamic", dynamic_config())] {
+        let strategies = match Strategies::by_names(&config.assignment_strategies) {
+            Ok(s) => s,
+            Err(e) => return vec![format!("strategies: {e}")],
+        };
+        let subscribed = BTreeSet::from(["orders".to_string(), "payments".to_string()]);
+        let owned = BTreeSet::from([TopicPartition::new("orders", 0)]);
+        let protocols = match strategies.join_protocols(
+            &subscribed,
+            &owned,
+            4,
+            config.client_rack.as_deref(),
+        ) {
+            Ok(p) => p,
+            Err(e) => return vec![format!("join protocols: {e}")],
+        };
+        for member_id in ["", MEMBER] {
+            failed.extend(every_version(case, |v| {
+                join_group(
+                    v,
+                    &config,
+                    member_id.to_owned(),
+                    protocols.clone(),
+                    format!("{:?}", RebalanceCause::NewMember),
+                )
+            }));
+        }
+        let assignments = vec![SyncGroupRequestAssignment {
+            member_id: MEMBER.into(),
+            assignment: Bytes::from_static(&[0, 3, 0, 0, 0, 0, 255, 255, 255, 255]),
+            ..Default::default()
+        }];
+        for assignments in [assignments, Vec::new()] {
+            failed.extend(every_version(case, |v| {
+                sync_group(
+                    v,
+                    &config,
+                    5,
+                    MEMBER.into(),
+                    "cooperative-sticky".into(),
+                    assignments.clone(),
+                )
+            }));
+        }
+        failed.extend(every_version(case, |v| {
+            heartbeat(v, &config, 5, MEMBER.into())
+        }));
+        failed.extend(every_version(case, |v| {
+            leave_group(v, &config, MEMBER.into())
+        }));
+    }
+    failed.extend(every_version("one group", |v| {
+        describe_groups(v, vec!["orders".into()])
+    }));
+    failed.extend(every_version("all", list_groups));
+    failed
+}
+
+fn offset_requests() -> Vec<String> {
+    let mut failed = Vec::new();
+    let ids = topic_ids();
+    let commit = CommitTarget {
+        group: "orders".into(),
+        generation: 5,
+        member_id: MEMBER.into(),
+        instance: Some("orders-demo-1".into()),
+    };
+    let offsets = BTreeMap::from([
+        (
+            "orders".to_string(),
+            vec![
+                (0, 1_000, Some(3), Some("processed".to_string())),
+                (1, 17, None, None),
+            ],
+        ),
+        ("payments".to_string(), vec![(2, 5, Some(0), None)]),
+    ]);
+    failed.extend(every_version("static", |v| {
+        offset_commit(v, &commit, &offsets, &ids)
+    }));
+    let partitions = BTreeMap::from([
+        ("orders".to_string(), vec![0, 1]),
+        ("payments".to_string(), vec![2]),
+    ]);
+    failed.extend(every_version("some partitions", |v| {
+        offset_fetch(v, "orders", Some(&partitions), &ids)
+    }));
+    // Every partition with a commit (the sidecar): null topics exist from v2.
+    failed.extend(
+        every_version("all partitions", |v| offset_fetch(v, "orders", None, &ids))
+            .into_iter()
+            .filter(|line| !line.contains(" v1 ")),
+    );
+    let timeout = ClientConfig::default().request_timeout;
+    for timestamp in [-2, -1, 1_767_225_600_000] {
+        failed.extend(every_version("read_uncommitted", |v| {
+            list_offsets(v, &partitions, timestamp, false, timeout)
+        }));
+        // read_committed exists from v2 (v1 cannot say it, and refuses to encode).
+        failed.extend(
+            every_version("read_committed", |v| {
+                list_offsets(v, &partitions, timestamp, true, timeout)
+            })
+            .into_iter()
+            .filter(|line| !line.contains(" v1 ")),
+        );
+    }
+    failed
+}
+
+#[test]
+fn every_request_encodes_at_every_version_with_the_values_the_runtime_sets() {
+    let mut failed = connection_requests();
+    failed.extend(group_requests());
+    failed.extend(offset_requests());
+    assert!(
+        failed.is_empty(),
+        "requests that cannot be encoded at a version a broker may negotiate:\n{}",
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn what_a_version_cannot_say_is_an_encoding_error() {
+    // Read-committed offsets from a broker that only speaks ListOffsets v1 cannot be asked for:
+    // the encoder refuses rather than silently asking for uncommitted ones.
+    let partitions = BTreeMap::from([("orders".to_string(), vec![0])]);
+    let request = list_offsets(1, &partitions, -1, true, Duration::from_secs(30));
+    let mut buf = BytesMut::new();
+    assert!(encode_request(&mut buf, &request, 1, 1, None).is_err());
+    // Likewise "every committed partition" (null topics) at OffsetFetch v1.
+    let request = offset_fetch(1, "orders", None, &topic_ids());
+    let mut buf = BytesMut::new();
+    assert!(encode_request(&mut buf, &request, 1, 1, None).is_err());
+}
+
+#[test]
+fn version_dependent_fields_follow_the_version() {
+    let config = static_config();
+    let timeout = Duration::from_secs(30);
+    let partitions = BTreeMap::from([("orders".to_string(), vec![0])]);
+    assert_eq!(
+        list_offsets(9, &partitions, -1, false, timeout).timeout_ms,
+        0
+    );
+    assert_eq!(
+        list_offsets(10, &partitions, -1, false, timeout).timeout_ms,
+        30_000
+    );
+    let join = |v| join_group(v, &config, String::new(), Vec::new(), "NewMember".into());
+    assert_eq!(join(4).group_instance_id, None);
+    assert_eq!(join(5).group_instance_id.as_deref(), Some("orders-demo-1"));
+    assert_eq!(join(7).reason, None);
+    assert_eq!(join(8).reason.as_deref(), Some("NewMember"));
+    assert_eq!(join(9).session_timeout_ms, 10_000);
+    assert_eq!(join(9).rebalance_timeout_ms, 300_000);
+    let sync = |v| sync_group(v, &config, 1, MEMBER.into(), "range".into(), Vec::new());
+    assert_eq!(sync(2).group_instance_id, None);
+    assert_eq!(sync(3).group_instance_id.as_deref(), Some("orders-demo-1"));
+    assert_eq!(sync(4).protocol_name, None);
+    assert_eq!(sync(5).protocol_name.as_deref(), Some("range"));
+    assert_eq!(sync(5).protocol_type.as_deref(), Some("consumer"));
+    assert_eq!(
+        heartbeat(2, &config, 1, MEMBER.into()).group_instance_id,
+        None
+    );
+    let leave = |v| leave_group(v, &config, MEMBER.into());
+    assert_eq!(leave(2).member_id, MEMBER);
+    assert!(leave(2).members.is_empty());
+    assert_eq!(leave(4).members[0].reason, None);
+    assert_eq!(
+        leave(5).members[0].group_instance_id.as_deref(),
+        Some("orders-demo-1")
+    );
+    assert!(leave(5).members[0].reason.is_some());
+    let find = find_coordinator(3, "g");
+    assert_eq!((find.key.as_str(), find.coordinator_keys.len()), ("g", 0));
+    let find = find_coordinator(4, "g");
+    assert_eq!(
+        (find.key.as_str(), find.coordinator_keys),
+        ("", vec!["g".into()])
+    );
+}
+
+#[test]
+fn offsets_name_topics_by_id_from_v10() {
+    let ids = topic_ids();
+    let target = CommitTarget {
+        group: "g".into(),
+        generation: 3,
+        member_id: "m".into(),
+        instance: Some("i".into()),
+    };
+    let topics = BTreeMap::from([(
+        "orders".to_string(),
+        vec![
+            (0, 5, Some(2), Some("meta".to_string())),
+            (1, 6, None, None),
+        ],
+    )]);
+    let v9 = offset_commit(9, &target, &topics, &ids);
+    assert_eq!(v9.topics[0].name, "orders");
+    assert!(v9.topics[0].topic_id.is_nil());
+    assert_eq!(v9.group_instance_id.as_deref(), Some("i"));
+    let v10 = offset_commit(10, &target, &topics, &ids);
+    assert_eq!(v10.topics[0].name, "");
+    assert_eq!(v10.topics[0].topic_id, Uuid([7; 16]));
+    assert_eq!(v10.topics[0].partitions[0].committed_leader_epoch, 2);
+    assert_eq!(
+        v10.topics[0].partitions[0].committed_metadata.as_deref(),
+        Some("meta")
+    );
+    assert_eq!(
+        offset_commit(6, &target, &topics, &ids).group_instance_id,
+        None
+    );
+    let unknown = offset_commit(10, &target, &topics, &BTreeMap::new());
+    assert!(unknown.topics[0].topic_id.is_nil());
+
+    let partitions = BTreeMap::from([("orders".to_string(), vec![0, 1])]);
+    let v10 = offset_fetch(10, "g", Some(&partitions), &ids);
+    let topic = &v10.groups[0].topics.as_ref().map(|t| t[0].clone());
+    assert_eq!(topic.as_ref().map(|t| t.topic_id), Some(Uuid([7; 16])));
+    assert!(v10.require_stable);
+    let v9 = offset_fetch(9, "g", Some(&partitions), &ids);
+    let topic = &v9.groups[0].topics.as_ref().map(|t| t[0].clone());
+    assert_eq!(topic.as_ref().map(|t| t.name.as_str()), Some("orders"));
+    assert!(!offset_fetch(6, "g", Some(&partitions), &ids).require_stable);
+}
