@@ -452,7 +452,7 @@ impl<H: Handler> Fetcher<H> {
                             message: Some(format!("no topic id known for {}", missing.0)),
                         },
                     )?;
-                    conn.call(|_| request).await
+                    conn.send_at(&request, version).await
                 }
                 .await;
                 Outcome {

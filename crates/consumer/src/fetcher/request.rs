@@ -38,8 +38,16 @@ pub(crate) fn build(
             Ok((topic.to_owned(), Uuid::NIL))
         }
     };
+    // Before v7 there are no sessions: every request is full, listing every partition of the
+    // plan and forgetting none (an incremental plan cannot be said there).
+    let sessions = version >= SESSIONS_VERSION;
+    let (to_send, to_forget) = if sessions {
+        (&plan.to_send, plan.to_forget.as_slice())
+    } else {
+        (&plan.session, &[][..])
+    };
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for (tp, req) in &plan.to_send {
+    for (tp, req) in to_send {
         let partition = FetchPartition {
             partition: tp.partition,
             // KIP-320's field exists from v9.
@@ -68,7 +76,7 @@ pub(crate) fn build(
         }
     }
     let mut forgotten: Vec<ForgottenTopic> = Vec::new();
-    for tp in &plan.to_forget {
+    for tp in to_forget {
         match forgotten.last_mut() {
             Some(last) if same_topic((&last.topic, &last.topic_id), &tp.topic, by_id, ids) => {
                 last.partitions.push(tp.partition)
@@ -90,17 +98,9 @@ pub(crate) fn build(
         min_bytes: config.min_bytes,
         max_bytes: config.max_bytes,
         isolation_level: config.isolation_level.wire(),
-        // Before v7 there are no sessions: every request is full (and answered with id 0).
-        session_id: if version >= SESSIONS_VERSION {
-            plan.session_id
-        } else {
-            0
-        },
-        session_epoch: if version >= SESSIONS_VERSION {
-            plan.session_epoch
-        } else {
-            -1
-        },
+        // Without sessions the answer's id is 0, so the next plan is full again.
+        session_id: if sessions { plan.session_id } else { 0 },
+        session_epoch: if sessions { plan.session_epoch } else { -1 },
         topics,
         forgotten_topics_data: forgotten,
         rack_id: if version >= 11 {
@@ -175,5 +175,58 @@ mod tests {
             build(13, &config, &plan, &BTreeMap::new(), ""),
             Err(MissingTopicId("a".into()))
         );
+    }
+
+    /// What the fetcher really sends, at every version a broker (3.x or 4.x) may negotiate: a
+    /// full request, then an incremental one of an established session that forgets a partition,
+    /// read committed, with a rack (`client.rack`), leader epochs and the configured limits.
+    #[test]
+    fn session_requests_encode_at_every_version() {
+        let ids = BTreeMap::from([
+            ("a".to_string(), Uuid([1; 16])),
+            ("b".to_string(), Uuid([2; 16])),
+        ]);
+        let config = FetchConfig {
+            isolation_level: crate::config::IsolationLevel::ReadCommitted,
+            ..FetchConfig::default()
+        };
+        let req = PartitionRequest {
+            fetch_offset: 10,
+            current_leader_epoch: 4,
+            max_bytes: 1 << 20,
+        };
+        let mut session = FetchSession::default();
+        let full = session.build(BTreeMap::from([
+            (TopicPartition::new("a", 0), req),
+            (TopicPartition::new("b", 0), req),
+        ]));
+        session.handle_response(77);
+        let incremental = session.build(BTreeMap::from([(
+            TopicPartition::new("a", 0),
+            PartitionRequest {
+                fetch_offset: 20,
+                ..req
+            },
+        )]));
+        assert_eq!(incremental.to_forget, vec![TopicPartition::new("b", 0)]);
+        let sessionless = build(6, &config, &incremental, &ids, "").expect("v6");
+        assert_eq!(
+            sessionless.topics.len(),
+            1,
+            "v6 lists every wanted partition"
+        );
+        assert_eq!(sessionless.topics[0].partitions[0].fetch_offset, 20);
+        assert!(sessionless.forgotten_topics_data.is_empty());
+        let mut failed = Vec::new();
+        for plan in [&full, &incremental] {
+            for v in FetchRequest::MIN_VERSION..=FetchRequest::MAX_VERSION {
+                let req = build(v, &config, plan, &ids, "eu-west-1a").expect("build");
+                let mut buf = BytesMut::new();
+                if let Err(e) = mooring_wire::frame::encode_request(&mut buf, &req, v, 1, None) {
+                    failed.push(format!("v{v} (session epoch {}): {e}", plan.session_epoch));
+                }
+            }
+        }
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
     }
 }
