@@ -107,6 +107,20 @@ pub enum ConsumerError {
     Closed,
 }
 
+impl ConsumerError {
+    /// Whether the consumer must stop on this error instead of retrying: `auto.offset.reset=none`
+    /// with no committed offset, or a failure of the client that no retry can mend (a request it
+    /// cannot encode at the version the broker negotiated: carrying on would leave the partitions
+    /// it serves unconsumed, silently).
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            ConsumerError::NoOffsetForPartition { .. } => true,
+            ConsumerError::Client(e) => e.is_fatal(),
+            _ => false,
+        }
+    }
+}
+
 impl From<mooring_coordinator::Error> for ConsumerError {
     fn from(e: mooring_coordinator::Error) -> Self {
         match e {
@@ -124,4 +138,31 @@ fn list(partitions: &[TopicPartition]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mooring_wire::EncodeError;
+
+    #[test]
+    fn fatal_errors_are_those_no_retry_can_mend() {
+        let encode = ConsumerError::from(mooring_coordinator::Error::Encode {
+            api: "ListOffsetsRequest",
+            source: EncodeError::FieldNotAtVersion {
+                api: "ListOffsetsRequest",
+                version: 9,
+                field: "timeout_ms",
+            },
+        });
+        assert!(encode.is_fatal(), "{encode}");
+        let none = ConsumerError::NoOffsetForPartition {
+            partitions: vec![TopicPartition::new("t", 0)],
+        };
+        assert!(none.is_fatal());
+        let gone = ConsumerError::from(mooring_coordinator::Error::Disconnected {
+            broker: "node 1".into(),
+        });
+        assert!(!gone.is_fatal(), "{gone}");
+    }
 }

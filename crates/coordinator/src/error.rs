@@ -46,7 +46,9 @@ pub enum Error {
     /// The broker and this client share no version of an API.
     #[error("{api}: no version in common with {broker}")]
     UnsupportedVersion { api: &'static str, broker: String },
-    /// A request could not be encoded.
+    /// A request could not be encoded at the version negotiated with the broker: a defect of this
+    /// client (a field set that the version lacks), never of the network or the broker. Fatal:
+    /// the same request would fail the same way on every retry.
     #[error("encoding {api}: {source}")]
     Encode {
         api: &'static str,
@@ -86,7 +88,44 @@ impl Error {
             _ => false,
         }
     }
+
+    /// Whether the error must end the consumer rather than be retried or logged: retrying can
+    /// never succeed and carrying on would silently stop part of the work (a request that cannot
+    /// be encoded: the partitions it serves would never be consumed, or the member never join).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Encode { .. })
+    }
 }
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mooring_wire::EncodeError;
+
+    #[test]
+    fn an_encoding_failure_is_fatal_and_never_retried() {
+        let encode = Error::Encode {
+            api: "ListOffsetsRequest",
+            source: EncodeError::FieldNotAtVersion {
+                api: "ListOffsetsRequest",
+                version: 9,
+                field: "timeout_ms",
+            },
+        };
+        assert!(encode.is_fatal());
+        assert!(!encode.is_retriable());
+        let io = Error::Disconnected {
+            broker: "node 1".into(),
+        };
+        assert!(io.is_retriable() && !io.is_fatal());
+        let broker = Error::Broker {
+            api: "ListOffsets",
+            code: ErrorCode::UnsupportedVersion,
+            message: None,
+        };
+        assert!(!broker.is_fatal());
+    }
+}

@@ -79,6 +79,13 @@ pub(crate) async fn commit_offsets(
         .instrument(span.clone())
         .await;
     spans::commit_outcome(&span, result.as_ref().err().map(|e| e as _));
+    let result = result.map_err(ConsumerError::from);
+    if let Err(e) = &result {
+        if e.is_fatal() {
+            // Auto-commit and revokes would otherwise try again forever.
+            shared.fail(e.clone());
+        }
+    }
     result?;
     let mut subs = shared.subs();
     for (tp, offset) in todo {

@@ -238,10 +238,13 @@ async fn watch_member(shared: Arc<Shared>, member: GroupHandle<Client>) {
                 return;
             }
             MemberState::Failed(code) => {
-                shared.fail(ConsumerError::Client(mooring_coordinator::Error::Broker {
-                    api: "JoinGroup",
-                    code,
-                    message: Some("the group member stopped".into()),
+                shared.fail(ConsumerError::Client(match snapshot.failure {
+                    Some(failure) => (*failure).clone(),
+                    None => mooring_coordinator::Error::Broker {
+                        api: "JoinGroup",
+                        code,
+                        message: Some("the group member stopped".into()),
+                    },
                 }));
                 return;
             }

@@ -24,7 +24,9 @@
 //! - **Errors**: one partition's error stays that partition's (`partition_errors.rs`; table
 //!   below). A partition in back-off is left out of the next requests, so the incremental session
 //!   forgets it (the broker would go on fetching a partition merely left unlisted) and lists it
-//!   anew when the back-off ends; the broker's other partitions are fetched at once.
+//!   anew when the back-off ends; the broker's other partitions are fetched at once. A request
+//!   this client cannot encode ends `run` with the error (it would fail the same way on every
+//!   retry; see `ConsumerError::is_fatal`).
 //! - **Isolation**: `read_committed` fetches up to the last stable offset and drops records of
 //!   aborted transactions; control batches are never shown (`records.rs`).
 //! - **Offset initialisation** for new partitions and pending resets (`positions.rs`).
@@ -247,7 +249,7 @@ impl<H: Handler> Fetcher<H> {
     fn positions_done(&mut self, result: Result<(), ConsumerError>) {
         match result {
             Ok(()) => self.positions_retry_at = None,
-            Err(e @ ConsumerError::NoOffsetForPartition { .. }) => self.shared.fail(e),
+            Err(e) if e.is_fatal() => self.shared.fail(e),
             Err(e) => {
                 tracing::warn!(error = %e, "offset initialisation failed; retrying");
                 self.refresh_metadata = true;
@@ -279,6 +281,7 @@ impl<H: Handler> Fetcher<H> {
                 self.refresh_retry_at = None;
                 self.refreshed(&topics, &metadata);
             }
+            Err(e) if e.is_fatal() => self.shared.fail(e.into()),
             Err(e) => {
                 tracing::warn!(error = %e, "metadata refresh for fetching failed");
                 self.refresh_retry_at = Some(Instant::now() + self.retry_backoff());
@@ -498,6 +501,10 @@ impl<H: Handler> Fetcher<H> {
         self.busy.remove(&node);
         let response = match outcome.result {
             Ok(r) => r,
+            Err(e) if e.is_fatal() => {
+                self.shared.fail(e.into());
+                return;
+            }
             Err(e) => {
                 tracing::debug!(node, error = %e, "fetch failed");
                 self.node_failed(node, e.to_string());

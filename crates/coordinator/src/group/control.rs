@@ -3,9 +3,11 @@
 
 use mooring_wire::error_code::ErrorCode;
 
+use crate::error::Error;
+
 /// A generation-bound error for the member task. It is ignored if the member has moved to another
 /// generation since the request was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Control {
     /// Which request got it: `"Heartbeat"` or `"OffsetCommit"`.
     pub(crate) api: &'static str,
@@ -15,4 +17,7 @@ pub(crate) struct Control {
     pub(crate) member_id: String,
     /// The error.
     pub(crate) code: ErrorCode,
+    /// The request failed in this client before reaching the broker, fatally
+    /// ([`Error::is_fatal`]); `code` is then UNSUPPORTED_VERSION.
+    pub(crate) failure: Option<Error>,
 }

@@ -11,7 +11,9 @@
 //! - UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID and fatal codes: reported, then
 //!   silent until the member publishes a new target;
 //! - coordinator errors and transport failures: forget the coordinator and retry after
-//!   `retry.backoff.ms`; transient codes: retry after `retry.backoff.ms`.
+//!   `retry.backoff.ms`; transient codes: retry after `retry.backoff.ms`;
+//! - a request that cannot be encoded ([`Error::is_fatal`](crate::Error::is_fatal)): reported to
+//!   the member task, which stops; never retried.
 
 use std::sync::Arc;
 
@@ -73,6 +75,26 @@ pub(crate) async fn run<T: GroupTransport>(
             let latency = started.elapsed();
             let code = match result {
                 Ok(response) => ErrorCode::from_i16(response.error_code),
+                Err(e) if e.is_fatal() => {
+                    events.emit(GroupEventKind::Heartbeat {
+                        generation,
+                        latency,
+                        error: Some(e.to_string()),
+                    });
+                    let _ = control
+                        .send(Control {
+                            api: "Heartbeat",
+                            generation,
+                            member_id: current.member_id.clone(),
+                            code: ErrorCode::UnsupportedVersion,
+                            failure: Some(e),
+                        })
+                        .await;
+                    if target.changed().await.is_err() {
+                        return;
+                    }
+                    break;
+                }
                 Err(e) => {
                     events.emit(GroupEventKind::Heartbeat {
                         generation,
@@ -100,6 +122,7 @@ pub(crate) async fn run<T: GroupTransport>(
                                 generation,
                                 member_id: current.member_id.clone(),
                                 code,
+                                failure: None,
                             })
                             .await;
                     }
@@ -117,6 +140,7 @@ pub(crate) async fn run<T: GroupTransport>(
                             generation,
                             member_id: current.member_id.clone(),
                             code,
+                            failure: None,
                         })
                         .await;
                     if target.changed().await.is_err() {

@@ -95,6 +95,8 @@ pub(crate) struct Member<T, L> {
     /// This join is expected to be a static rejoin without a rebalance (KIP-345): its
     /// `RebalanceStarted` is held back, and its end is reported as `StaticRejoin`.
     static_rejoin: bool,
+    /// The error of this client that stopped the member (see [`MemberSnapshot::failure`]).
+    failure: Option<Arc<Error>>,
 }
 
 impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
@@ -137,6 +139,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             group_topics: BTreeSet::new(),
             assigned_counts: None,
             static_rejoin: false,
+            failure: None,
         }
     }
 
@@ -154,6 +157,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             leader_id: None,
             assignment: BTreeSet::new(),
             subscription: BTreeSet::new(),
+            failure: None,
         }
     }
 
@@ -168,6 +172,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             leader_id: self.leader_id.clone(),
             assignment: self.owned.clone(),
             subscription: self.subscription.clone(),
+            failure: self.failure.clone(),
         });
     }
 
@@ -248,6 +253,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     self.subscription = topics;
                     if matches!(self.state, MemberState::Failed(_)) {
                         self.state = MemberState::Unjoined;
+                        self.failure = None;
                     }
                     let cause = if first || self.member_id.is_empty() {
                         RebalanceCause::NewMember
@@ -497,6 +503,28 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             phases,
         );
         self.set_state(MemberState::Failed(code));
+        self.lose_all().await;
+    }
+
+    /// A fatal failure of this client ([`Error::is_fatal`]: a request it cannot encode at the
+    /// version negotiated): the member stops as on a fatal code, UNSUPPORTED_VERSION, with the
+    /// error itself in its snapshot. Retrying would fail the same way forever.
+    async fn fatal_failure(
+        &mut self,
+        api: &str,
+        error: Error,
+        started: Instant,
+        phases: PhaseTimings,
+    ) {
+        tracing::error!(group = %self.config.group_id, api, %error, "member stopped: this client cannot build the request");
+        self.failed(
+            format!("{api}: {error} (member stopped)"),
+            Some(ErrorCode::UnsupportedVersion),
+            started,
+            phases,
+        );
+        self.failure = Some(Arc::new(error));
+        self.set_state(MemberState::Failed(ErrorCode::UnsupportedVersion));
         self.lose_all().await;
     }
 
@@ -774,6 +802,10 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         started: Instant,
         phases: PhaseTimings,
     ) -> Attempt {
+        if e.is_fatal() {
+            self.fatal_failure(api, e, started, phases).await;
+            return Attempt::Stop;
+        }
         self.failed(format!("{api}: {e}"), None, started, phases);
         if e.is_retriable() {
             self.transport.forget_coordinator(&self.config.group_id);
@@ -877,6 +909,11 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             || ctl.member_id != self.member_id
             || !self.state.has_generation()
         {
+            return;
+        }
+        if let Some(error) = ctl.failure {
+            self.fatal_failure(ctl.api, error, Instant::now(), PhaseTimings::default())
+                .await;
             return;
         }
         let r = match ctl.api {

@@ -269,6 +269,7 @@ impl<T: GroupTransport> Shared<T> {
             generation: snap.generation,
             member_id: snap.member_id.clone(),
             code,
+            failure: None,
         });
     }
 

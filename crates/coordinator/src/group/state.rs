@@ -7,11 +7,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use mooring_wire::consumer_protocol::TopicPartitions;
 use mooring_wire::error_code::ErrorCode;
 
 use crate::assignor::RebalanceProtocol;
+use crate::error::Error;
 
 /// One partition of one topic.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,7 +82,10 @@ pub enum MemberState {
     /// `RetryAfter` it tries again later, with `Stop` it stays here.
     Fenced,
     /// A non-retriable error stopped the member (for example GROUP_AUTHORIZATION_FAILED or
-    /// INCONSISTENT_GROUP_PROTOCOL). A new `subscribe` tries again.
+    /// INCONSISTENT_GROUP_PROTOCOL). A new `subscribe` tries again. A request this client could
+    /// not encode at the negotiated version stops it as UNSUPPORTED_VERSION (as Java's client
+    /// raises `UnsupportedVersionException` for it), with the error in
+    /// [`MemberSnapshot::failure`].
     Failed(ErrorCode),
     /// Closed (or left); the task has ended.
     Closed,
@@ -99,7 +104,7 @@ impl MemberState {
 }
 
 /// A copy of the member's state, as `GroupHandle::state` returns it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct MemberSnapshot {
     /// The state.
     pub state: MemberState,
@@ -119,6 +124,31 @@ pub struct MemberSnapshot {
     pub assignment: BTreeSet<TopicPartition>,
     /// The topics this member subscribes to.
     pub subscription: BTreeSet<String>,
+    /// The error of this client that stopped the member (`Failed`), when it was not a broker's
+    /// error code: a request that could not be encoded ([`Error::is_fatal`]).
+    pub failure: Option<Arc<Error>>,
+}
+
+/// Field by field; failures are the same when they are the same failure (the member publishes
+/// each one once), as the error type itself has no equality.
+impl PartialEq for MemberSnapshot {
+    fn eq(&self, other: &Self) -> bool {
+        let same_failure = match (&self.failure, &other.failure) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_failure
+            && self.state == other.state
+            && self.member_id == other.member_id
+            && self.group_instance_id == other.group_instance_id
+            && self.generation == other.generation
+            && self.protocol_name == other.protocol_name
+            && self.rebalance_protocol == other.rebalance_protocol
+            && self.leader_id == other.leader_id
+            && self.assignment == other.assignment
+            && self.subscription == other.subscription
+    }
 }
 
 impl MemberSnapshot {
