@@ -350,7 +350,20 @@ fn produce_then_fetch_round_trip_for_each_compression() {
             }],
             ..Default::default()
         };
-        let response = conn.call(&request, produce_version);
+        // The broker's metadata may name itself leader a moment before its replica manager
+        // leads the partition (seen on 3.7): NOT_LEADER_OR_FOLLOWER is retried, as a producer
+        // does, within a deadline.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let response = loop {
+            let response = conn.call(&request, produce_version);
+            let code = response.responses[0].partition_responses[0].error_code;
+            if ErrorCode::from(code) != ErrorCode::NotLeaderOrFollower
+                || std::time::Instant::now() > deadline
+            {
+                break response;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
         let partition = &response.responses[0].partition_responses[0];
         assert_eq!(
             partition.error_code, 0,
