@@ -74,6 +74,19 @@ pub enum Error {
     /// fenced and must not fight for the id.
     #[error("group {group}: instance id {instance_id} was taken over by another member (FENCED_INSTANCE_ID)")]
     FencedInstanceId { group: String, instance_id: String },
+    /// An operation of the group member ran out of the time its caller gave it (a commit bounded
+    /// by a revoke or a shutdown, a close): given up, not retried. `last` is the error of the
+    /// last attempt, if one failed before the time ran out.
+    #[error(
+        "{api} for group {group} did not complete within {after:?}{}",
+        last.as_ref().map(|e| format!(" (last attempt: {e})")).unwrap_or_default()
+    )]
+    DeadlineExceeded {
+        api: &'static str,
+        group: String,
+        after: Duration,
+        last: Option<Box<Error>>,
+    },
     /// The client or member was closed.
     #[error("closed")]
     Closed,

@@ -7,7 +7,7 @@
 //! | `group.instance.id` | none | static membership (KIP-345) |
 //! | `session.timeout.ms` | 45000 | the coordinator drops a member silent this long (KIP-735 default) |
 //! | `heartbeat.interval.ms` | 3000 | time between heartbeats |
-//! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); also bounds listener calls and times JoinGroup and SyncGroup ([`GroupConfig::join_timeout`]) |
+//! | `max.poll.interval.ms` | 300000 | sent as the rebalance timeout (KIP-62); less two heartbeat intervals, the bound of a listener call ([`GroupConfig::listener_timeout`]); it times JoinGroup and SyncGroup ([`GroupConfig::join_timeout`]) |
 //! | `partition.assignment.strategy` | `cooperative-sticky` | ordered protocol list; the default is cooperative (KIP-429), where Java's `range,cooperative-sticky` is eager (see below) |
 //! | `retry.backoff.ms` | 100 | pause before retrying a retriable failure |
 //! | `client.rack` | none | sent in the Subscription (v3, KIP-881) |
@@ -234,6 +234,30 @@ impl GroupConfig {
     /// which fails a follower whose leader takes longer to assign.
     pub fn sync_timeout(&self, request_timeout: Duration) -> Duration {
         self.rebalance_timeout.max(request_timeout)
+    }
+
+    /// The bound of one rebalance-listener call: the rebalance timeout less two heartbeat
+    /// intervals, never below half of it. An eager member learns of a rebalance from a heartbeat
+    /// (up to an interval after it began) and must send JoinGroup before the coordinator's
+    /// rebalance timeout ends, or the coordinator drops it from the group; the second interval
+    /// is the JoinGroup's own margin.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mooring_coordinator::group::GroupConfig;
+    ///
+    /// let config = GroupConfig::from_properties([
+    ///     ("group.id", "orders"),
+    ///     ("max.poll.interval.ms", "12000"),
+    ///     ("heartbeat.interval.ms", "1000"),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(config.listener_timeout(), Duration::from_secs(10));
+    /// ```
+    pub fn listener_timeout(&self) -> Duration {
+        self.rebalance_timeout
+            .saturating_sub(self.heartbeat_interval * 2)
+            .max(self.rebalance_timeout / 2)
     }
 
     /// Whether close sends LeaveGroup: as configured, else only for dynamic members (KIP-345).

@@ -1,9 +1,11 @@
 //! Spawning a member and the handle the runtime holds.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{timeout_at, Instant};
 
 use super::config::GroupConfig;
 use super::events::{EventReceiver, EventSink};
@@ -112,8 +114,10 @@ impl GroupMember {
     }
 }
 
-/// The handle to a running member. Cheap to clone; the member closes (as configured) when every
-/// handle is dropped.
+/// The handle to a running member. Cheap to clone; the member closes (as configured, within the
+/// rebalance timeout) when every handle is dropped. Whatever the member calls back into (its
+/// rebalance listener) must hold a [`WeakGroupHandle`] instead: a handle owned by the member's own
+/// listener would keep it alive for ever.
 #[derive(Debug)]
 pub struct GroupHandle<T> {
     commands: mpsc::Sender<Command>,
@@ -131,9 +135,75 @@ impl<T> Clone for GroupHandle<T> {
     }
 }
 
+/// A handle that does not keep the member alive: for back-references from what the member owns
+/// (its rebalance listener), which would otherwise form a cycle. [`upgrade`](Self::upgrade) it
+/// for each use; it fails once every [`GroupHandle`] is gone and the member is closing.
+#[derive(Debug)]
+pub struct WeakGroupHandle<T> {
+    commands: mpsc::WeakSender<Command>,
+    shared: Weak<Shared<T>>,
+    event_rx: Weak<Mutex<Option<EventReceiver>>>,
+}
+
+impl<T> Clone for WeakGroupHandle<T> {
+    fn clone(&self) -> Self {
+        WeakGroupHandle {
+            commands: self.commands.clone(),
+            shared: self.shared.clone(),
+            event_rx: self.event_rx.clone(),
+        }
+    }
+}
+
+impl<T> WeakGroupHandle<T> {
+    /// A handle, while some [`GroupHandle`] still exists; hold it only as long as one call.
+    pub fn upgrade(&self) -> Option<GroupHandle<T>> {
+        Some(GroupHandle {
+            commands: self.commands.upgrade()?,
+            shared: self.shared.upgrade()?,
+            event_rx: self.event_rx.upgrade()?,
+        })
+    }
+}
+
+impl<T> GroupHandle<T> {
+    /// A weak handle to the same member (see [`WeakGroupHandle`]).
+    pub fn downgrade(&self) -> WeakGroupHandle<T> {
+        WeakGroupHandle {
+            commands: self.commands.downgrade(),
+            shared: Arc::downgrade(&self.shared),
+            event_rx: Arc::downgrade(&self.event_rx),
+        }
+    }
+}
+
 impl<T: GroupTransport> GroupHandle<T> {
     async fn send(&self, command: Command) -> Result<()> {
         self.commands.send(command).await.map_err(|_| Error::Closed)
+    }
+
+    /// Sends an ending command and waits for its reply, both by `deadline`.
+    async fn end(
+        &self,
+        api: &'static str,
+        limit: Duration,
+        command: impl FnOnce(oneshot::Sender<Result<()>>, Instant) -> Command,
+    ) -> Result<()> {
+        let deadline = Instant::now() + limit;
+        let (tx, rx) = oneshot::channel();
+        let ended = timeout_at(deadline, async {
+            self.send(command(tx, deadline)).await?;
+            rx.await.map_err(|_| Error::Closed)?
+        })
+        .await;
+        ended.unwrap_or_else(|_| {
+            Err(Error::DeadlineExceeded {
+                api,
+                group: self.shared.config.group_id.clone(),
+                after: limit,
+                last: None,
+            })
+        })
     }
 
     /// Subscribes to `topics` (replacing the previous subscription); the first call joins the
@@ -149,9 +219,22 @@ impl<T: GroupTransport> GroupHandle<T> {
         .await
     }
 
-    /// Commits offsets with the member's generation (see [`super::offsets`]).
+    /// Commits offsets with the member's generation (see [`super::offsets`]), retrying within the
+    /// rebalance timeout.
     pub async fn commit(&self, offsets: BTreeMap<TopicPartition, OffsetAndMetadata>) -> Result<()> {
-        self.shared.commit(offsets).await
+        self.commit_within(offsets, self.shared.config.rebalance_timeout)
+            .await
+    }
+
+    /// Commits as [`commit`](Self::commit), giving up when `limit` has passed: the attempt in
+    /// flight is abandoned, no retry starts, and the error is [`Error::DeadlineExceeded`] (with
+    /// the last attempt's error, if one failed). For commits bounded by a revoke or a shutdown.
+    pub async fn commit_within(
+        &self,
+        offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        limit: Duration,
+    ) -> Result<()> {
+        self.shared.commit(offsets, limit).await
     }
 
     /// Committed offsets (stable ones: KIP-447 `require_stable`); `None` when nothing is committed.
@@ -191,20 +274,35 @@ impl<T: GroupTransport> GroupHandle<T> {
         self.send(Command::PollIntervalExceeded).await
     }
 
-    /// Leaves the group (LeaveGroup is sent, static member or not) and ends the member.
+    /// Leaves the group (LeaveGroup is sent, static member or not) and ends the member, within
+    /// the rebalance timeout (as [`close_within`](Self::close_within)).
     pub async fn leave(&self) -> Result<()> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Command::Leave(tx)).await?;
-        rx.await.map_err(|_| Error::Closed)?
+        let limit = self.shared.config.rebalance_timeout;
+        self.end("LeaveGroup", limit, |reply, deadline| Command::Leave {
+            reply,
+            deadline,
+        })
+        .await
+    }
+
+    /// Closes the member within the rebalance timeout (see [`close_within`](Self::close_within)).
+    pub async fn close(&self) -> Result<()> {
+        self.close_within(self.shared.config.rebalance_timeout)
+            .await
     }
 
     /// Closes the member: revokes its partitions through the listener, sends LeaveGroup only if
     /// `mooring.leave.group.on.close` says so (default: dynamic members yes, static members no,
-    /// KIP-345), and ends it.
-    pub async fn close(&self) -> Result<()> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Command::Close(tx)).await?;
-        rx.await.map_err(|_| Error::Closed)?
+    /// KIP-345), and ends it; heartbeats stop before the LeaveGroup. All of it within `limit`: the
+    /// listener gets at most what is left of it, LeaveGroup what the listener left (none left:
+    /// not sent, and the coordinator drops the member after its session timeout). Past `limit`
+    /// the member ends anyway and this returns [`Error::DeadlineExceeded`].
+    pub async fn close_within(&self, limit: Duration) -> Result<()> {
+        self.end("close", limit, |reply, deadline| Command::Close {
+            reply,
+            deadline,
+        })
+        .await
     }
 
     /// The event receiver (once; later calls return `None`).

@@ -1,9 +1,12 @@
 //! Rebalance callbacks: how the runtime acts on revoke, assign and lost before the rebalance
 //! goes on (KIP-429's `onPartitionsRevoked` / `onPartitionsAssigned` / `onPartitionsLost`).
 //!
-//! The member awaits each call, bounded by the rebalance timeout (`max.poll.interval.ms`): a
-//! listener that takes longer is abandoned (the event says `timed_out`) and the rebalance goes on,
-//! because the coordinator would evict the member anyway. While it waits:
+//! The member awaits each call, bounded by [`GroupConfig::listener_timeout`] (the rebalance
+//! timeout, `max.poll.interval.ms`, less two heartbeat intervals) and, while closing, by the
+//! close's deadline: a listener that takes longer is dropped (the event says `timed_out`) and the
+//! rebalance goes on, in time for the member's JoinGroup to reach the coordinator before it evicts
+//! the member. A listener that must undo something when dropped midway does it in a drop guard.
+//! While it waits:
 //! - heartbeats keep flowing: they run on their own task ([`super::heartbeat`]), which never
 //!   waits on the member task nor on the application;
 //! - the member keeps reading its command channel (subscribe, metadata change; close is honoured
@@ -19,6 +22,8 @@
 use std::future::Future;
 
 use super::state::TopicPartition;
+#[cfg(doc)]
+use super::GroupConfig;
 
 /// The application's (runtime's) rebalance callbacks. Each is awaited with a bound.
 pub trait RebalanceListener: Send + Sync + 'static {

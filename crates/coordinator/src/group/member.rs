@@ -1,9 +1,15 @@
 //! The member task: one task owns the state machine (UNJOINED → PREPARING_REBALANCE →
 //! COMPLETING_REBALANCE → STABLE), reading commands, heartbeat/commit reports and timers in one
 //! `select!` loop. It awaits only the network (JoinGroup, SyncGroup, metadata, LeaveGroup) and the
-//! rebalance listener (bounded by the rebalance timeout); while it awaits either it keeps reading
-//! commands, and heartbeats run on their own task. Errors follow the table in the
-//! [module docs](super), one reaction per code.
+//! rebalance listener (bounded by [`GroupConfig::listener_timeout`], and by a close's deadline);
+//! while it awaits either it keeps reading commands, and heartbeats run on their own task. Errors
+//! follow the table in the [module docs](super), one reaction per code.
+//!
+//! It ends when closed or left (by a deadline: listener, heartbeats stopped, LeaveGroup if due
+//! and time is left), or when every [`GroupHandle`](super::GroupHandle) is gone (the commands
+//! channel closes; a close as configured, within the rebalance timeout). Nothing it owns may hold
+//! a strong handle, or that never happens: its listener holds a
+//! [`WeakGroupHandle`](super::WeakGroupHandle).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -14,7 +20,7 @@ use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::time::{sleep, sleep_until, timeout, Instant};
+use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 use tracing::Instrument;
 
 use super::config::GroupConfig;
@@ -37,15 +43,23 @@ pub(crate) enum Command {
     Subscribe(BTreeSet<String>),
     MetadataChanged,
     PollIntervalExceeded,
-    Leave(oneshot::Sender<Result<()>>),
-    Close(oneshot::Sender<Result<()>>),
+    Leave {
+        reply: oneshot::Sender<Result<()>>,
+        deadline: Instant,
+    },
+    Close {
+        reply: oneshot::Sender<Result<()>>,
+        deadline: Instant,
+    },
 }
 
-/// A pending end of the member: `leave` always sends LeaveGroup, `close` as configured.
+/// A pending end of the member: `leave` always sends LeaveGroup, `close` as configured; all of
+/// it (the listener's revoke, LeaveGroup) by `deadline`.
 #[derive(Debug)]
 struct Ending {
     force_leave: bool,
     reply: Option<oneshot::Sender<Result<()>>>,
+    deadline: Instant,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +102,8 @@ pub(crate) struct Member<T, L> {
     pub(crate) metadata_dirty: bool,
     pub(crate) commands_closed: bool,
     ending: Option<Ending>,
+    /// The deadline of the close under way (`finish`), which bounds its listener call.
+    closing_by: Option<Instant>,
     fenced_attempts: u32,
     fenced_retry_at: Option<Instant>,
     group_topics: BTreeSet<String>,
@@ -134,6 +150,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             metadata_dirty: false,
             commands_closed: false,
             ending: None,
+            closing_by: None,
             fenced_attempts: 0,
             fenced_retry_at: None,
             group_topics: BTreeSet::new(),
@@ -240,6 +257,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     self.ending = Some(Ending {
                         force_leave: false,
                         reply: None,
+                        deadline: Instant::now() + self.config.rebalance_timeout,
                     });
                 }
             }
@@ -269,16 +287,18 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 self.rejoin
                     .get_or_insert(RebalanceCause::PollIntervalExceeded);
             }
-            Some(Command::Leave(reply)) => {
+            Some(Command::Leave { reply, deadline }) => {
                 self.ending = Some(Ending {
                     force_leave: true,
                     reply: Some(reply),
+                    deadline,
                 })
             }
-            Some(Command::Close(reply)) => {
+            Some(Command::Close { reply, deadline }) => {
                 self.ending = Some(Ending {
                     force_leave: false,
                     reply: Some(reply),
+                    deadline,
                 })
             }
         }
@@ -295,6 +315,30 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             tokio::select! {
                 out = &mut fut => return Some(out),
                 cmd = self.commands.recv(), if !self.commands_closed => self.record(cmd),
+            }
+        }
+    }
+
+    /// Awaits a listener call while reading commands, until it returns (`true`) or its bound
+    /// passes (`false`; the call is dropped). The bound is the listener timeout, or the deadline
+    /// of a close (pending, arriving meanwhile, or under way) when that comes first.
+    async fn await_listener(&mut self, call: impl Future<Output = ()>) -> bool {
+        let bound = Instant::now() + self.config.listener_timeout();
+        tokio::pin!(call);
+        loop {
+            let until = [
+                Some(bound),
+                self.ending.as_ref().map(|e| e.deadline),
+                self.closing_by,
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(bound);
+            tokio::select! {
+                () = &mut call => return true,
+                cmd = self.commands.recv(), if !self.commands_closed => self.record(cmd),
+                () = sleep_until(until) => return false,
             }
         }
     }
@@ -320,11 +364,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             }
         }
         .instrument(span.clone());
-        let timed_out = !matches!(
-            self.serve(timeout(self.config.rebalance_timeout, call), false)
-                .await,
-            Some(Ok(()))
-        );
+        let timed_out = !self.await_listener(call).await;
         trace::callback_ended(&span, timed_out);
         drop(span);
         let duration = started.elapsed();
@@ -972,8 +1012,10 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
     }
 
-    /// Close or leave: revoke (or lose) everything, LeaveGroup if due, end.
+    /// Close or leave: revoke (or lose) everything, stop heartbeating, LeaveGroup if due and if
+    /// time is left, end; all of it by the ending's deadline.
     async fn finish(&mut self, ending: Ending) {
+        self.closing_by = Some(ending.deadline);
         let parts: Vec<TopicPartition> = self.owned.iter().cloned().collect();
         if !parts.is_empty() {
             if self.state.has_generation() {
@@ -992,10 +1034,13 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             && !self.member_id.is_empty()
             && self.state != MemberState::Fenced;
         let error = if send_leave {
-            self.leave_group().await.err()
+            self.leave_group_by(ending.deadline).await.err()
         } else {
             None
         };
+        if let Some(e) = &error {
+            tracing::warn!(group = %self.config.group_id, error = %e, "LeaveGroup on close failed; the coordinator drops the member after its session timeout");
+        }
         self.state = MemberState::Closed;
         self.publish();
         self.events.emit(GroupEventKind::Left {
@@ -1007,6 +1052,25 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 Some(e) => Err(e),
                 None => Ok(()),
             });
+        }
+    }
+
+    /// LeaveGroup (one retry, as the table says) by `deadline`; not sent when no time is left.
+    async fn leave_group_by(&mut self, deadline: Instant) -> Result<()> {
+        let budget = deadline.saturating_duration_since(Instant::now());
+        let group = self.config.group_id.clone();
+        let out_of_time = move || Error::DeadlineExceeded {
+            api: "LeaveGroup",
+            group,
+            after: budget,
+            last: None,
+        };
+        if budget.is_zero() {
+            return Err(out_of_time());
+        }
+        match timeout_at(deadline, self.leave_group()).await {
+            Ok(result) => result,
+            Err(_) => Err(out_of_time()),
         }
     }
 

@@ -123,7 +123,7 @@ pub use config::{FencedPolicy, GroupConfig};
 pub use events::{
     EventReceiver, EventSink, GroupEvent, GroupEventKind, PhaseTimings, RebalanceCause,
 };
-pub use handle::{GroupHandle, GroupMember};
+pub use handle::{GroupHandle, GroupMember, WeakGroupHandle};
 pub use listener::{NoopListener, RebalanceListener};
 pub use offsets::OffsetAndMetadata;
 pub use state::{MemberSnapshot, MemberState, TopicPartition};

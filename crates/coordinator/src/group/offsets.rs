@@ -23,14 +23,20 @@
 //! name the generation the member still holds. Except for ILLEGAL_GENERATION answering a commit
 //! sent while the member's JoinGroup was in flight: the join phase ended between the two (they go
 //! on separate connections), so it is handled as REBALANCE_IN_PROGRESS.
+//!
+//! Every commit has a deadline (the rebalance timeout, or what a revoke or a shutdown has left):
+//! the waits, the attempts and the back-offs between them all end with it, so a commit during a
+//! broker outage fails in time with [`Error::DeadlineExceeded`] instead of retrying past its
+//! caller's bound.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
-use tokio::time::{sleep, timeout, Instant};
+use tokio::time::{sleep, timeout, timeout_at, Instant};
 
 use super::config::GroupConfig;
 use super::control::Control;
@@ -62,6 +68,13 @@ impl OffsetAndMetadata {
             metadata: None,
         }
     }
+}
+
+/// How far a commit got, kept by its caller so a commit cut off by its deadline can still say
+/// which generation it used and why its last attempt failed.
+struct Progress {
+    generation: i32,
+    last: Option<Error>,
 }
 
 /// What commits and fetches share with the member task.
@@ -117,17 +130,36 @@ impl<T: GroupTransport> Shared<T> {
         }
     }
 
-    /// Commits `offsets` (see the module docs for generations and retries) and reports a Commit
-    /// event with its latency.
+    /// Commits `offsets` (see the module docs for generations and retries) within `limit`, and
+    /// reports a Commit event with its latency. Past `limit` the attempt in flight is dropped (the
+    /// transport's calls are cancellation-safe), no retry starts, and the error is
+    /// [`Error::DeadlineExceeded`] with the last attempt's error.
     pub(crate) async fn commit(
         &self,
         offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        limit: Duration,
     ) -> Result<()> {
         let started = Instant::now();
         let count = offsets.len();
-        let (generation, result) = self.commit_with_retries(offsets).await;
+        let mut progress = Progress {
+            generation: -1,
+            last: None,
+        };
+        let result = timeout_at(
+            started + limit,
+            self.commit_with_retries(offsets, &mut progress),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::DeadlineExceeded {
+                api: "OffsetCommit",
+                group: self.config.group_id.clone(),
+                after: limit,
+                last: progress.last.take().map(Box::new),
+            })
+        });
         self.events.emit(GroupEventKind::Commit {
-            generation,
+            generation: progress.generation,
             latency: started.elapsed(),
             partitions: count,
             error: result.as_ref().err().map(ToString::to_string),
@@ -138,33 +170,32 @@ impl<T: GroupTransport> Shared<T> {
     async fn commit_with_retries(
         &self,
         mut pending: BTreeMap<TopicPartition, OffsetAndMetadata>,
-    ) -> (i32, Result<()>) {
+        progress: &mut Progress,
+    ) -> Result<()> {
         let mut attempts = 0u32;
-        let mut generation = -1;
         let mut refresh_ids = false;
         if pending.is_empty() {
-            return (generation, Ok(()));
+            return Ok(());
         }
         loop {
             attempts += 1;
-            let snap = match self.settled().await {
-                Ok(s) => s,
-                Err(e) => return (generation, Err(e)),
-            };
-            generation = snap.generation;
+            let snap = self.settled().await?;
+            progress.generation = snap.generation;
+            let generation = snap.generation;
             let sent = self.send_commit(&snap, &pending, refresh_ids).await;
             refresh_ids = false;
             let failed = match sent {
                 Ok(failed) => failed,
                 Err(e) if e.is_retriable() && attempts <= self.config.commit_retries => {
                     self.transport.forget_coordinator(&self.config.group_id);
+                    progress.last = Some(e);
                     sleep(self.config.retry_backoff).await;
                     continue;
                 }
-                Err(e) => return (generation, Err(e)),
+                Err(e) => return Err(e),
             };
             let Some(&(_, code)) = failed.first() else {
-                return (generation, Ok(()));
+                return Ok(());
             };
             // The most severe reaction among the failed partitions decides.
             let reactions: Vec<Reaction> = failed
@@ -174,40 +205,32 @@ impl<T: GroupTransport> Shared<T> {
             let pick = |r: Reaction| failed.iter().find(|(_, c)| commit_reaction(*c, &snap) == r);
             if let Some((_, c)) = pick(Reaction::Fenced) {
                 self.tell_member(&snap, *c);
-                return (
-                    generation,
-                    Err(Error::FencedInstanceId {
-                        group: self.config.group_id.clone(),
-                        instance_id: self.config.group_instance_id.clone().unwrap_or_default(),
-                    }),
-                );
+                return Err(Error::FencedInstanceId {
+                    group: self.config.group_id.clone(),
+                    instance_id: self.config.group_instance_id.clone().unwrap_or_default(),
+                });
             }
             if let Some((_, c)) = pick(Reaction::ResetMemberAndRejoin)
                 .or_else(|| pick(Reaction::ResetGenerationAndRejoin))
             {
                 self.tell_member(&snap, *c);
-                return (
-                    generation,
-                    Err(broker(
-                        "OffsetCommit",
-                        *c,
-                        format!("generation {generation} is no longer valid; the member rejoins"),
-                    )),
-                );
+                return Err(broker(
+                    "OffsetCommit",
+                    *c,
+                    format!("generation {generation} is no longer valid; the member rejoins"),
+                ));
             }
             if let Some((_, c)) = pick(Reaction::Fatal) {
-                return (generation, Err(broker("OffsetCommit", *c, "not retriable")));
+                return Err(broker("OffsetCommit", *c, "not retriable"));
             }
             if attempts > self.config.commit_retries {
-                return (
-                    generation,
-                    Err(broker(
-                        "OffsetCommit",
-                        code,
-                        format!("gave up after {attempts} attempts"),
-                    )),
-                );
+                return Err(broker(
+                    "OffsetCommit",
+                    code,
+                    format!("gave up after {attempts} attempts"),
+                ));
             }
+            progress.last = Some(broker("OffsetCommit", code, format!("attempt {attempts}")));
             // v10 names topics by id: an id the broker does not know may be stale (re-created topic).
             refresh_ids = failed.iter().any(|(_, c)| *c == ErrorCode::UnknownTopicId);
             let failed_set: BTreeSet<&TopicPartition> = failed.iter().map(|(tp, _)| tp).collect();
@@ -227,16 +250,13 @@ impl<T: GroupTransport> Shared<T> {
                 .await;
                 let now = match waited {
                     Ok(Ok(s)) => s.clone(),
-                    Ok(Err(_)) => return (generation, Err(Error::Closed)),
+                    Ok(Err(_)) => return Err(Error::Closed),
                     Err(_) => {
-                        return (
-                            generation,
-                            Err(broker(
-                                "OffsetCommit",
-                                ErrorCode::RebalanceInProgress,
-                                "the rebalance did not complete within the rebalance timeout",
-                            )),
-                        )
+                        return Err(broker(
+                            "OffsetCommit",
+                            ErrorCode::RebalanceInProgress,
+                            "the rebalance did not complete within the rebalance timeout",
+                        ))
                     }
                 };
                 let moved: Vec<String> = pending
@@ -245,14 +265,11 @@ impl<T: GroupTransport> Shared<T> {
                     .map(ToString::to_string)
                     .collect();
                 if !moved.is_empty() {
-                    return (
-                        generation,
-                        Err(broker(
-                            "OffsetCommit",
-                            ErrorCode::RebalanceInProgress,
-                            format!("partitions revoked by the rebalance: {}", moved.join(", ")),
-                        )),
-                    );
+                    return Err(broker(
+                        "OffsetCommit",
+                        ErrorCode::RebalanceInProgress,
+                        format!("partitions revoked by the rebalance: {}", moved.join(", ")),
+                    ));
                 }
                 continue;
             }

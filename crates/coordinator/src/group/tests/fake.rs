@@ -33,6 +33,8 @@ pub(crate) enum Scripted {
     /// Answered once the gate is opened (a coordinator holding the request).
     Held(Arc<tokio::sync::Notify>, Box<dyn Any + Send>),
     Fail(Error),
+    /// No answer, ever (a broker that went away without closing the connection).
+    Hang,
 }
 
 #[derive(Default)]
@@ -104,6 +106,11 @@ impl Fake {
 
     pub(crate) fn push_error(&self, api_key: i16, error: Error) {
         self.push_scripted(api_key, Scripted::Fail(error));
+    }
+
+    /// The next request of API `api_key` is never answered.
+    pub(crate) fn push_hang(&self, api_key: i16) {
+        self.push_scripted(api_key, Scripted::Hang);
     }
 
     fn push_scripted(&self, key: i16, s: Scripted) {
@@ -217,6 +224,7 @@ impl GroupTransport for Fake {
                     Ok(take(b))
                 }
                 Some(Scripted::Fail(e)) => Err(e),
+                Some(Scripted::Hang) => std::future::pending().await,
                 None => {
                     let default: Option<Box<dyn Any + Send>> = match R::API_KEY {
                         12 => Some(Box::new(HeartbeatResponse::default())),

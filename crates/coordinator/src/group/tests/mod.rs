@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::let_and_return)]
 
 mod fake;
+mod lifecycle;
 mod local_failures;
 mod rows;
 mod scenarios;
