@@ -33,6 +33,16 @@ pub struct GroupState {
     pub members: u32,
 }
 
+/// One row of `--describe` (`--offsets`, the default): a partition's committed offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionOffset {
+    pub topic: String,
+    pub partition: i32,
+    /// `None` where the tool prints `-` (nothing committed).
+    pub committed: Option<i64>,
+    pub log_end: Option<i64>,
+}
+
 /// Splits a table into rows of (column name → cell), cutting each row at the header's columns.
 fn table(text: &str, first_column: &str) -> Vec<BTreeMap<String, String>> {
     let mut rows = Vec::new();
@@ -120,6 +130,23 @@ pub fn parse_describe_members(text: &str) -> Vec<GroupMember> {
         .collect()
 }
 
+/// Parses `ConsumerGroupCommand --describe` (offsets) output. A group without active members
+/// lists only the partitions it has committed.
+pub fn parse_describe_offsets(text: &str) -> Vec<PartitionOffset> {
+    table(text, "GROUP")
+        .into_iter()
+        .filter_map(|row| {
+            let get = |k: &str| row.get(k).cloned().unwrap_or_default();
+            Some(PartitionOffset {
+                topic: get("TOPIC"),
+                partition: get("PARTITION").parse().ok()?,
+                committed: get("CURRENT-OFFSET").parse().ok(),
+                log_end: get("LOG-END-OFFSET").parse().ok(),
+            })
+        })
+        .collect()
+}
+
 /// Parses `ConsumerGroupCommand --describe --state` output; `None` if it holds no group row.
 pub fn parse_state(text: &str) -> Option<GroupState> {
     let row = table(text, "GROUP").into_iter().next()?;
@@ -175,6 +202,26 @@ gprobe          127.0.0.1:19192  (1)      range                Stable           
             m[1].assignment,
             BTreeMap::from([("probe".to_string(), vec![0, 1])])
         );
+    }
+
+    // Printed by kafka-tools 4.4.0 ConsumerGroupCommand --describe for a group with no members.
+    const OFFSETS: &str = "
+Consumer group 'lc-drop-g' has no active members.
+
+GROUP                      TOPIC                    PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID
+lc-drop-g                  lc-drop-17063-16995493-3 1          460             460             0               -               -               -
+lc-drop-g                  lc-drop-17063-16995493-3 2          -               1069            -               -               -               -
+";
+
+    #[test]
+    fn parses_offsets() {
+        let rows = parse_describe_offsets(OFFSETS);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].topic, "lc-drop-17063-16995493-3");
+        assert_eq!(rows[0].partition, 1);
+        assert_eq!(rows[0].committed, Some(460));
+        assert_eq!(rows[1].committed, None);
+        assert_eq!(rows[1].log_end, Some(1069));
     }
 
     #[test]

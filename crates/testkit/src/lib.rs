@@ -23,7 +23,10 @@ mod group;
 mod producer;
 
 pub use fault_proxy::FaultProxy;
-pub use group::{parse_describe_members, parse_state, GroupMember, GroupState};
+pub use group::{
+    parse_describe_members, parse_describe_offsets, parse_state, GroupMember, GroupState,
+    PartitionOffset,
+};
 pub use producer::BackgroundProducer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -363,6 +366,16 @@ impl Cluster {
     /// `ConsumerGroupCommand --describe --members --verbose`, parsed.
     pub fn describe_members(&self, group: &str) -> Vec<GroupMember> {
         parse_describe_members(&self.describe_group(group, &["--members", "--verbose"]))
+    }
+
+    /// The group's committed offsets of `topic`'s partitions (`ConsumerGroupCommand --describe`);
+    /// `None` for a partition listed without a commit, absent for one not listed.
+    pub fn committed_offsets(&self, group: &str, topic: &str) -> BTreeMap<i32, Option<i64>> {
+        parse_describe_offsets(&self.describe_group(group, &[]))
+            .into_iter()
+            .filter(|row| row.topic == topic)
+            .map(|row| (row.partition, row.committed))
+            .collect()
     }
 
     /// `ConsumerGroupCommand --describe --state`, parsed; `None` if the group is unknown.
