@@ -1,8 +1,9 @@
 //! The fetcher: moves records from each partition's leader to the processing engine.
 //!
 //! - **Who is fetched**: only [`SubscriptionState::fetchable_partitions`] — assigned, with a
-//!   position, paused neither by the user nor by backpressure (the engine's level-triggered
-//!   `backpressured_partitions`, synced every round).
+//!   position, paused neither by the user nor by the engine (its level-triggered
+//!   `unfetchable_partitions`, synced every round: backpressure, and partitions a revoke is
+//!   stopping, whose records it would refuse).
 //! - **Where**: partitions are grouped by their leader from metadata; at most one Fetch is in
 //!   flight per broker. The fetcher has its own `Client` (own connections): the broker answers a
 //!   connection's requests in order, and a long-polling Fetch must not hold up heartbeats.
@@ -346,7 +347,7 @@ impl<H: Handler> Fetcher<H> {
     ) -> BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> {
         let fetchable = {
             let mut subs = self.shared.subs();
-            subs.sync_backpressure(&self.engine.backpressured_partitions());
+            subs.sync_backpressure(&self.engine.unfetchable_partitions());
             if !self.errors.is_empty() {
                 self.errors
                     .retain(&subs.assigned_partitions().into_iter().collect());

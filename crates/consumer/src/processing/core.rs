@@ -480,6 +480,18 @@ impl Core {
         v
     }
 
+    /// Partitions being stopped (a revoke waiting for their handlers): their records are refused.
+    pub(crate) fn stopping(&self) -> Vec<TopicPartition> {
+        let mut v: Vec<TopicPartition> = self
+            .partitions
+            .values()
+            .filter(|pq| pq.stopping)
+            .map(|pq| pq.tp.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Reports handlers that passed the limit for the first time.
     pub(crate) fn scan_overdue(&mut self, now: Instant) {
         let limit = self.config.max_poll_interval;

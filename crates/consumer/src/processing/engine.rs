@@ -233,6 +233,17 @@ impl<H: Handler> ProcessingEngine<H> {
         self.shared.lock().backpressured()
     }
 
+    /// The partitions the fetcher must not fetch now: those backpressure pauses, and those being
+    /// stopped by a revoke (waiting for their handlers), whose records the engine refuses. Sorted.
+    pub fn unfetchable_partitions(&self) -> Vec<TopicPartition> {
+        let core = self.shared.lock();
+        let mut all = core.backpressured();
+        all.extend(core.stopping());
+        all.sort();
+        all.dedup();
+        all
+    }
+
     /// Revoke: stops dispatching these partitions, discards their unstarted records, waits up to
     /// `timeout` for their running handlers, then forgets them and returns what to commit.
     /// Other partitions keep running (cooperative rebalance) and their committable offsets stay
