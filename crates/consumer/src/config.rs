@@ -24,8 +24,8 @@
 //! | `mooring.buffer.max.records` | 1000 | per partition, records accepted and not yet committable |
 //! | `mooring.buffer.max.bytes` | 4194304 | per partition, bytes buffered and not yet started |
 //! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:N:MS:stop` / `retry:N:MS:skip` (N retries from MS ms back-off; [`FailurePolicy`]) |
-//! | `mooring.shutdown.timeout.ms` | 30000 | how long shutdown waits for running handlers |
-//! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions |
+//! | `mooring.shutdown.timeout.ms` | 30000 | the whole shutdown's bound: running handlers get until a quarter is left, then the final commit and the close share the rest |
+//! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions (the whole revoke, commit and listener included, ends a little before `max.poll.interval.ms` less two heartbeats) |
 //! | `mooring.telemetry.*` | off | the sidecar exporter's keys ([`TelemetryConfig`], [`TELEMETRY_KEYS`]) |
 //!
 //! `group.id` is optional: without it only `assign` works and commits are refused.

@@ -7,6 +7,7 @@
 //! Like the member's and the engine's own channels, the stream is bounded and never waits: when
 //! it is full an event is dropped and counted ([`Consumer::dropped_events`](crate::Consumer::dropped_events)).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -63,6 +64,17 @@ pub enum ConsumerEvent {
     /// An auto-commit (or a commit during shutdown) failed; the next one retries.
     CommitFailed {
         /// The error.
+        error: String,
+    },
+    /// A revoke or the shutdown could not commit these offsets in its time (or at all): the
+    /// records before them were processed, and the next owner of the partitions processes those
+    /// since the last commit again. Reported once (and logged as a warning).
+    OffsetsNotCommitted {
+        /// `"revoke"` or `"shutdown"`.
+        during: &'static str,
+        /// Per partition, the offset that was to be committed.
+        offsets: BTreeMap<TopicPartition, i64>,
+        /// Why (a `DeadlineExceeded` when the time ran out).
         error: String,
     },
     /// The consumer shut down.

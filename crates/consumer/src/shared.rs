@@ -3,7 +3,7 @@
 //! the first fatal error and the telemetry sink.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use mooring_coordinator::Client;
 use tokio::sync::{watch, Notify};
@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) events: EventSink,
     /// `true` once shutdown is requested.
     pub(crate) shutdown: watch::Sender<bool>,
+    /// When shutdown was first requested: the shutdown's bound runs from there.
+    shutdown_at: OnceLock<tokio::time::Instant>,
     /// Bumped by every assignment change, so a committed-offset look-up that a rebalance
     /// overtook is not applied to the new assignment.
     assignment_epoch: AtomicU64,
@@ -52,6 +54,7 @@ impl Shared {
             fatal: Mutex::new(None),
             events,
             shutdown: watch::Sender::new(false),
+            shutdown_at: OnceLock::new(),
             assignment_epoch: AtomicU64::new(0),
             loop_ticks: AtomicU64::new(0),
             loop_tick_nanos: AtomicU64::new(0),
@@ -116,12 +119,18 @@ impl Shared {
     }
 
     pub(crate) fn request_shutdown(&self) {
+        self.shutdown_at.get_or_init(tokio::time::Instant::now);
         self.shutdown.send_replace(true);
         self.wake.notify_one();
     }
 
     pub(crate) fn is_shutting_down(&self) -> bool {
         *self.shutdown.borrow()
+    }
+
+    /// When shutdown was first requested, if it was.
+    pub(crate) fn shutdown_requested_at(&self) -> Option<tokio::time::Instant> {
+        self.shutdown_at.get().copied()
     }
 
     pub(crate) fn emit(&self, event: ConsumerEvent) {

@@ -99,8 +99,8 @@ struct Args {
     /// The consumer's session timeout (default: `session.timeout.ms`'s, 45000).
     #[arg(long = "session-timeout", value_name = "TIMEOUT_MS")]
     session_timeout: Option<u64>,
-    /// Timeout for closing the consumer: draining running handlers
-    /// (`mooring.shutdown.timeout.ms`).
+    /// Timeout for closing the consumer (`mooring.shutdown.timeout.ms`): draining, the final
+    /// commit and the close all end within it, whatever the brokers do.
     #[arg(
         long = "close-timeout",
         default_value_t = 30000,

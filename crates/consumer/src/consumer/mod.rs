@@ -9,6 +9,7 @@ mod rebalance;
 mod run;
 mod shutdown;
 mod stream;
+mod tasks;
 
 pub use listener::ConsumerRebalanceListener;
 pub use shutdown::ShutdownHandle;
@@ -190,12 +191,25 @@ impl Consumer {
     /// Runs the consumer: fetches, hands every record to `handler` (an async fn of a
     /// [`ConsumerRecord`](crate::processing::ConsumerRecord) returning `Result`), commits, and
     /// follows rebalances, until [`ShutdownHandle::shutdown`] or a fatal error. Then it drains the
-    /// running handlers (bounded), commits what finished and closes the group member. A consumer
-    /// runs once.
+    /// running handlers, commits what finished and closes the group member, all of it within
+    /// `mooring.shutdown.timeout.ms` whatever the brokers do (see [`ShutdownHandle`]; what could
+    /// not be committed in time is reported as
+    /// [`ConsumerEvent::OffsetsNotCommitted`](crate::ConsumerEvent::OffsetsNotCommitted)). A
+    /// consumer runs once.
     ///
     /// Returns the fatal error that stopped it, if any: [`ConsumerError::NoOffsetForPartition`],
     /// [`ConsumerError::OffsetOutOfRange`], [`ConsumerError::HandlerFailed`] (policy `stop`), a
     /// fenced static member, ...
+    ///
+    /// # Dropping the future
+    /// Dropping it before it returns (a `tokio::select!` that took another branch, an aborted
+    /// task) stops the consumer as a shutdown would, without waiting: fetching stops at once, the
+    /// background tasks end, [`member_state`](Self::member_state) is `None` from then on, and
+    /// the rest of the shutdown — drain, commit, close — runs on the runtime in the background,
+    /// bounded by `mooring.shutdown.timeout.ms`. So a dynamic member leaves the group (LeaveGroup)
+    /// and a static member (`group.instance.id`) stops heartbeating and stays in the group, with
+    /// its partitions, until its session times out (it sends LeaveGroup only with
+    /// `mooring.leave.group.on.close=true`). The consumer cannot run again.
     pub async fn run<H: Handler>(&self, handler: H) -> Result<(), ConsumerError> {
         if self
             .inner
@@ -312,7 +326,8 @@ impl Consumer {
     }
 
     /// Commits, and waits for, the offsets of every record finished so far (never past an
-    /// unfinished one) in the partitions this member owns.
+    /// unfinished one) in the partitions this member owns, within `default.api.timeout.ms` (then
+    /// it fails with `DeadlineExceeded`).
     pub async fn commit(&self) -> Result<(), ConsumerError> {
         let running = self
             .inner
@@ -327,8 +342,10 @@ impl Consumer {
             &member,
             &self.inner.commits,
             running.engine.committable(),
+            self.shared().config.client.default_api_timeout,
         )
-        .await
+        .await?;
+        Ok(())
     }
 
     /// Starts a commit (as [`commit`](Self::commit)) without waiting; await the handle for its

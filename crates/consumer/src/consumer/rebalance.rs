@@ -2,9 +2,15 @@
 //! processing engine, the subscription state, commits and the application's listener.
 //!
 //! - **revoked** (eager: everything, before JoinGroup; cooperative: only the partitions moving
-//!   away): stop dispatching them and wait (bounded by `mooring.revoke.timeout.ms`) for their
-//!   running handlers; commit what finished, while the generation is still valid; forget them in
-//!   the subscription state (their pauses end); then call the application's `revoked`.
+//!   away): stop dispatching them, and fetching them, and wait (bounded by
+//!   `mooring.revoke.timeout.ms`) for their running handlers; commit what finished, while the
+//!   generation is still valid; forget them in the subscription state (their pauses end; the
+//!   fetcher's next request to each broker forgets them from its fetch session) and in the engine;
+//!   then call the application's `revoked`. All of it by one deadline, a little before the
+//!   member's bound on the call ([`GroupConfig::listener_timeout`]): the commit gets what the
+//!   drain left (past it: reported, not committed), the application's listener what the commit
+//!   left (past it: abandoned). The removal is a drop guard: it happens also when the member
+//!   drops the call at its bound, or when the consumer is dropped mid-revoke.
 //! - **assigned** (eager: everything; cooperative: only the new partitions): add them to the
 //!   subscription state (new partitions start unpaused, partitions kept by a cooperative
 //!   rebalance keep their state) and to the engine; initialise their positions (committed offset,
@@ -18,10 +24,15 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mooring_coordinator::group::{GroupHandle, RebalanceListener, TopicPartition as GroupTp};
+#[cfg(doc)]
+use mooring_coordinator::group::GroupConfig;
+use mooring_coordinator::group::{
+    GroupHandle, RebalanceListener, TopicPartition as GroupTp, WeakGroupHandle,
+};
 use mooring_coordinator::Client;
+use tokio::time::{timeout_at, Instant};
 
-use super::commit::{commit_offsets, CommitLock};
+use super::commit::{commit_offsets, report_not_committed, CommitLock};
 use super::listener::ErasedListener;
 use crate::error::ConsumerError;
 use crate::fetcher::positions;
@@ -33,8 +44,9 @@ use crate::TopicPartition;
 pub(crate) struct MemberListener<H: Handler> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) engine: ProcessingEngine<H>,
-    /// Set right after the member is spawned, before it is asked to join.
-    pub(crate) member: Arc<OnceLock<GroupHandle<Client>>>,
+    /// Set right after the member is spawned, before it is asked to join. Weak: the member owns
+    /// this listener, and a strong handle here would keep the member alive for ever.
+    pub(crate) member: Arc<OnceLock<WeakGroupHandle<Client>>>,
     pub(crate) commits: Arc<CommitLock>,
     pub(crate) user: Option<Arc<dyn ErasedListener>>,
 }
@@ -46,6 +58,23 @@ fn convert(partitions: Vec<GroupTp>) -> Vec<TopicPartition> {
 impl<H: Handler> MemberListener<H> {
     fn revoke_timeout(&self) -> Duration {
         self.shared.config.revoke_timeout
+    }
+
+    /// The member, while a handle to it exists.
+    fn member(&self) -> Option<GroupHandle<Client>> {
+        self.member.get().and_then(WeakGroupHandle::upgrade)
+    }
+
+    /// The bound of the whole revoke: the member's own bound on a listener call, less a margin
+    /// (a tenth, at most a second) so this side's timeouts fire first and are reported.
+    fn revoke_bound(&self) -> Duration {
+        let member_bound = self
+            .shared
+            .config
+            .group
+            .as_ref()
+            .map_or(self.revoke_timeout(), |g| g.listener_timeout());
+        member_bound - (member_bound / 10).min(Duration::from_secs(1))
     }
 
     /// Adds what the subscription accepts; partitions of topics no longer subscribed are left out
@@ -79,31 +108,62 @@ impl<H: Handler> MemberListener<H> {
     }
 }
 
+/// Takes revoked partitions out of the runtime when dropped, however the revoke ends: out of the
+/// engine (they may still be stopping there if the revoke was cut short) and out of the
+/// subscription state, so the fetcher neither fetches them nor keeps an answer in flight for them.
+struct Removal<'a, H: Handler> {
+    shared: &'a Shared,
+    engine: &'a ProcessingEngine<H>,
+    partitions: Vec<TopicPartition>,
+}
+
+impl<H: Handler> Drop for Removal<'_, H> {
+    fn drop(&mut self) {
+        self.engine.drop_partitions(self.partitions.iter().cloned());
+        // Bumped before the change, as for an assignment (see `assigned`).
+        self.shared.assignment_changed();
+        self.shared.subs().revoke(&self.partitions);
+        self.shared.wake();
+    }
+}
+
 impl<H: Handler> RebalanceListener for MemberListener<H> {
     async fn revoked(&self, partitions: Vec<GroupTp>) {
         let tps = convert(partitions);
+        let deadline = Instant::now() + self.revoke_bound();
+        let removal = Removal {
+            shared: &self.shared,
+            engine: &self.engine,
+            partitions: tps.clone(),
+        };
+        let drain = self
+            .revoke_timeout()
+            .min(deadline.saturating_duration_since(Instant::now()));
         let report = self
             .engine
-            .stop_partitions(tps.iter().cloned(), self.revoke_timeout())
+            .stop_partitions(tps.iter().cloned(), drain)
             .await;
         if !report.timed_out.is_empty() {
             tracing::warn!(partitions = ?report.timed_out, "revoke: handlers still running at the timeout");
         }
-        if let Some(member) = self.member.get() {
+        if let Some(member) = self.member() {
             let offsets = report
                 .committable
                 .into_iter()
                 .filter(|(tp, _)| tps.contains(tp))
                 .collect();
-            if let Err(e) = commit_offsets(&self.shared, member, &self.commits, offsets).await {
-                tracing::warn!(error = %e, "commit of revoked partitions failed");
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Err(failed) =
+                commit_offsets(&self.shared, &member, &self.commits, offsets, left).await
+            {
+                report_not_committed(&self.shared, "revoke", failed);
             }
         }
-        self.shared.assignment_changed();
-        self.shared.subs().revoke(&tps);
-        self.shared.wake();
+        drop(removal);
         if let Some(user) = &self.user {
-            user.revoked(tps).await;
+            if timeout_at(deadline, user.revoked(tps)).await.is_err() {
+                tracing::warn!(bound = ?self.revoke_bound(), "the application's revoke listener outlived the revoke's bound; abandoned so the rebalance can go on");
+            }
         }
     }
 
@@ -113,10 +173,10 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
         self.shared.assignment_changed();
         let tps = self.assign(&convert(partitions));
         self.engine.add_partitions(tps.iter().cloned());
-        let member = self.member.get();
+        let member = self.member();
         match tokio::time::timeout(
             self.revoke_timeout(),
-            positions::initialize(&self.shared, member),
+            positions::initialize(&self.shared, member.as_ref()),
         )
         .await
         {
@@ -142,5 +202,66 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
         if let Some(user) = &self.user {
             user.lost(tps).await;
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use mooring_wire::records::Record;
+
+    use super::*;
+    use crate::config::ConsumerConfig;
+    use crate::events::EventSink;
+    use crate::processing::{ConsumerRecord, ProcessingConfig};
+    use crate::subscription::SubscriptionState;
+
+    /// A revoke whose handler never finishes, cut short by the member's bound during the drain
+    /// (the member drops the call): the partition still leaves the subscription state, hence the
+    /// fetcher, and the engine.
+    #[tokio::test(start_paused = true)]
+    async fn a_revoke_cut_short_still_takes_its_partitions_out() {
+        let config = ConsumerConfig::from_properties([
+            ("bootstrap.servers", "127.0.0.1:9"),
+            ("group.id", "g"),
+            ("mooring.revoke.timeout.ms", "60000"),
+        ])
+        .unwrap();
+        let client = Client::new(config.client.clone()).unwrap();
+        let (sink, _events) = EventSink::new(16);
+        let subs = SubscriptionState::new(config.auto_offset_reset);
+        let shared = Arc::new(Shared::new(config, subs, client, sink));
+        let tp = TopicPartition::new("t", 0);
+        shared.subs().subscribe(["t"]).unwrap();
+        shared.subs().assign_from_group([tp.clone()]).unwrap();
+        let hang = |_: ConsumerRecord| std::future::pending::<Result<(), String>>();
+        let (engine, _engine_events) =
+            ProcessingEngine::new(ProcessingConfig::default(), hang).unwrap();
+        engine.add_partitions([tp.clone()]);
+        engine
+            .submit(&tp, vec![Record::new(0, 0, None, Some("v".into()))])
+            .unwrap();
+        let listener = MemberListener {
+            shared: Arc::clone(&shared),
+            engine: engine.clone(),
+            member: Arc::new(OnceLock::new()),
+            commits: Arc::new(CommitLock::new(())),
+            user: None,
+        };
+
+        let revoke = listener.revoked(vec![GroupTp::new("t", 0)]);
+        let cut = tokio::time::timeout(Duration::from_secs(1), revoke).await;
+
+        assert!(cut.is_err(), "the drain was still waiting for the handler");
+        assert!(!shared.subs().is_assigned(&tp), "left the subscription");
+        assert!(shared.subs().fetchable_partitions().is_empty());
+        assert!(
+            engine.unfetchable_partitions().is_empty(),
+            "no longer stopping in the engine: dropped from it"
+        );
+        assert!(matches!(
+            engine.submit(&tp, vec![Record::new(1, 0, None, None)]),
+            Err(crate::processing::SubmitError::UnknownPartition(_))
+        ));
     }
 }

@@ -1,25 +1,37 @@
 //! `Consumer::run`: starts the processing engine, the group member (with the rebalance wiring),
-//! the telemetry forwarders and auto-commit, runs the fetch loop until shutdown, then drains,
-//! commits and closes.
+//! the telemetry forwarders and auto-commit ([`tasks`](super::tasks)), runs the fetch loop until
+//! shutdown, then winds down: drains, commits and closes, all of it by
+//! `mooring.shutdown.timeout.ms` whatever the brokers do.
+//!
+//! What `run` starts belongs to a [`Lifecycle`] that the `run` future owns. When the future is
+//! dropped before its end (a `select!` took another branch, its task was aborted), the
+//! lifecycle's drop ends all of it: the fetch loop and its fetches go with the future, the tasks
+//! are aborted, the consumer's `Running` state (its handle to the member) is cleared, and the
+//! wind-down runs in the background, bounded the same way. So a dropped `run` leaves no member
+//! heartbeating with partitions that nothing fetches: a dynamic member leaves the group, a static
+//! one stops heartbeating and stays until its session times out.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::Duration;
 
-use mooring_coordinator::group::{
-    EventReceiver as GroupEvents, FencedPolicy, GroupHandle, GroupMember, MemberState,
-};
+use mooring_coordinator::group::{GroupHandle, GroupMember};
 use mooring_coordinator::Client;
-use tokio::task::JoinSet;
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
-use super::commit::{commit_offsets, EngineOps};
+use super::commit::{commit_offsets, report_not_committed, CommitLock};
 use super::rebalance::MemberListener;
+use super::tasks::{
+    auto_commit, forward_engine_events, forward_group_events, watch_failure, watch_member,
+    watch_metadata, AbortOnDrop,
+};
 use super::{Inner, Running};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
 use crate::otel::spans::TraceInfo;
-use crate::processing::{EventReceiver, Handler, ProcessingEngine, ProcessingEvent};
+use crate::processing::{EventReceiver, Handler, ProcessingEngine, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
@@ -42,24 +54,7 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
     };
     let (engine, engine_events) =
         ProcessingEngine::with_trace(config.processing.clone(), handler, trace)?;
-    let mut tasks = JoinSet::new();
-
-    let member = match (&config.group, &inner.group_client) {
-        (Some(group), Some(client)) => {
-            let cell = Arc::new(OnceLock::new());
-            let listener = MemberListener {
-                shared: Arc::clone(&shared),
-                engine: engine.clone(),
-                member: Arc::clone(&cell),
-                commits: Arc::clone(&inner.commits),
-                user: inner.listener(),
-            };
-            let member = GroupMember::spawn(Arc::clone(client), group.clone(), listener)?;
-            let _ = cell.set(member.clone());
-            Some(member)
-        }
-        _ => None,
-    };
+    let member = spawn_member(inner, &engine)?;
     if mode == SubscriptionMode::ManualAssign {
         engine.add_partitions(shared.subs().assigned_partitions());
     }
@@ -67,291 +62,222 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
         member: member.clone(),
         engine: Arc::new(engine.clone()),
     }));
-
-    // Kept apart from `tasks`: the member's last events (revoked, left) are still queued when
-    // it has closed, and must reach the application before `run` returns.
-    let (flush, flushed) = tokio::sync::oneshot::channel();
-    let group_events = member
-        .as_ref()
-        .and_then(GroupHandle::take_events)
-        .map(|events| tokio::spawn(forward_group_events(events, Arc::clone(&shared), flushed)));
-    tasks.spawn(forward_engine_events(
-        engine_events,
-        Arc::clone(&shared),
-        member.clone(),
-    ));
-
-    let started = async {
-        if let (Some(member), true) = (&member, mode.is_group_managed()) {
-            if mode == SubscriptionMode::Pattern {
-                let metadata = shared.fetch_client.refresh_metadata().await?;
-                shared
-                    .subs()
-                    .update_pattern_matches(metadata.topics.keys().cloned());
-            }
-            tasks.spawn(watch_metadata(Arc::clone(&shared), member.clone()));
-            let topics = shared.subs().subscribed_topics();
-            member.subscribe(topics).await?;
-        }
-        Ok::<(), ConsumerError>(())
+    let mut life = Lifecycle {
+        inner,
+        shared: Arc::clone(&shared),
+        engine: engine.clone(),
+        member,
+        tasks: JoinSet::new(),
+        auto_commit: None,
+        group_events: None,
+        finished: false,
+    };
+    life.start(mode, engine_events).await;
+    // The fetch loop ends by itself at its next turn after a shutdown request; a turn waiting on
+    // an unreachable broker must not hold the shutdown up, so it is dropped at the request.
+    let mut stopping = shared.shutdown.subscribe();
+    tokio::select! {
+        () = Fetcher::new(Arc::clone(&shared), engine, life.member.clone()).run() => {}
+        _ = stopping.wait_for(|stop| *stop) => {}
     }
-    .await;
-    if let Err(e) = started {
-        shared.fail(e);
-    }
-
-    if let (Some(member), true) = (&member, config.enable_auto_commit) {
-        tasks.spawn(auto_commit(
-            Arc::clone(&shared),
-            member.clone(),
-            Arc::clone(&inner.commits),
-            Arc::new(engine.clone()),
-        ));
-    }
-    if let Some(member) = &member {
-        tasks.spawn(watch_member(Arc::clone(&shared), member.clone()));
-    }
-    tasks.spawn(watch_failure(Arc::clone(&shared), engine.clone()));
-
-    Fetcher::new(Arc::clone(&shared), engine.clone(), member.clone())
-        .run()
-        .await;
-
-    // Shutdown: fetching has stopped; drain, commit, close.
-    let begun = Instant::now();
-    let report = engine.shutdown(config.shutdown_timeout).await;
-    if let Some(member) = &member {
-        if member.state().state.has_generation() {
-            if let Err(e) =
-                commit_offsets(&shared, member, &inner.commits, report.committable).await
-            {
-                tracing::warn!(error = %e, "commit at shutdown failed");
-                shared.emit(ConsumerEvent::CommitFailed {
-                    error: e.to_string(),
-                });
-            }
-        }
-        if let Err(e) = member.close().await {
-            tracing::warn!(error = %e, "closing the group member");
-        }
-    }
-    tasks.abort_all();
-    let _ = flush.send(());
-    if let Some(forwarder) = group_events {
-        let _ = forwarder.await;
-    }
-    inner.set_running(None);
-    shared.emit(ConsumerEvent::Shutdown {
-        duration: begun.elapsed(),
-        timed_out: report.timed_out,
-    });
-    match shared.fatal() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    life.finish().await
 }
 
-/// Forwards the member's events until `flush` fires (or its sender is dropped), then forwards
-/// what is queued and ends.
-async fn forward_group_events(
-    mut events: GroupEvents,
-    shared: Arc<Shared>,
-    mut flush: tokio::sync::oneshot::Receiver<()>,
-) {
-    loop {
-        tokio::select! {
-            event = events.recv() => match event {
-                Some(event) => shared.emit(ConsumerEvent::Group(event)),
-                None => return,
-            },
-            _ = &mut flush => break,
-        }
-    }
-    while let Ok(event) = events.try_recv() {
-        shared.emit(ConsumerEvent::Group(event));
-    }
+/// The group member, with the rebalance wiring as its listener (holding it weakly).
+fn spawn_member<H: Handler>(
+    inner: &Inner,
+    engine: &ProcessingEngine<H>,
+) -> Result<Option<GroupHandle<Client>>, ConsumerError> {
+    let (Some(group), Some(client)) = (&inner.shared.config.group, &inner.group_client) else {
+        return Ok(None);
+    };
+    let cell = Arc::new(OnceLock::new());
+    let listener = MemberListener {
+        shared: Arc::clone(&inner.shared),
+        engine: engine.clone(),
+        member: Arc::clone(&cell),
+        commits: Arc::clone(&inner.commits),
+        user: inner.listener(),
+    };
+    let member = GroupMember::spawn(Arc::clone(client), group.clone(), listener)?;
+    let _ = cell.set(member.downgrade());
+    Ok(Some(member))
 }
 
-async fn forward_engine_events(
-    mut events: EventReceiver,
+/// Everything a run started, owned by the `run` future; its drop ends what is left (see the
+/// module docs).
+struct Lifecycle<'a, H: Handler> {
+    inner: &'a Inner,
     shared: Arc<Shared>,
+    engine: ProcessingEngine<H>,
+    /// The only strong handle to the member besides `Running`'s and the fetch loop's.
     member: Option<GroupHandle<Client>>,
-) {
-    while let Some(event) = events.recv().await {
-        match &event {
-            ProcessingEvent::BackpressureResume { .. } => shared.wake(),
-            ProcessingEvent::PollIntervalExceeded {
-                partition, offset, ..
-            } => {
-                tracing::warn!(%partition, offset, "handler past max.poll.interval.ms; rejoining");
-                if let Some(member) = &member {
-                    if let Err(e) = member.poll_interval_exceeded().await {
-                        tracing::debug!(error = %e, "poll interval report");
-                    }
-                }
-            }
-            _ => {}
+    /// Watchers and the engine's event forwarder: aborted when the run ends or is dropped.
+    tasks: JoinSet<()>,
+    /// Stopped when the wind-down begins: the final commit takes its place.
+    auto_commit: Option<AbortOnDrop>,
+    /// The member's event forwarder and its flush, kept apart from `tasks`: the member's last
+    /// events (revoked, left) are still queued when it has closed, and must reach the
+    /// application before the run ends.
+    group_events: Option<(JoinHandle<()>, oneshot::Sender<()>)>,
+    /// The wind-down ran to its end in `run`.
+    finished: bool,
+}
+
+impl<H: Handler> Lifecycle<'_, H> {
+    /// Starts the tasks and joins the group; a failure to join stops the run.
+    async fn start(&mut self, mode: SubscriptionMode, engine_events: EventReceiver) {
+        let shared = &self.shared;
+        let weak = self.member.as_ref().map(GroupHandle::downgrade);
+        if let Some(events) = self.member.as_ref().and_then(GroupHandle::take_events) {
+            let (flush, flushed) = oneshot::channel();
+            let forwarder = tokio::spawn(forward_group_events(events, Arc::clone(shared), flushed));
+            self.group_events = Some((forwarder, flush));
         }
-        shared.emit(ConsumerEvent::Processing(event));
+        self.tasks.spawn(forward_engine_events(
+            engine_events,
+            Arc::clone(shared),
+            weak.clone(),
+        ));
+        if let Err(e) = self.join(mode).await {
+            self.shared.fail(e);
+        }
+        let shared = &self.shared;
+        if let (Some(weak), true) = (weak, shared.config.enable_auto_commit) {
+            self.auto_commit = Some(AbortOnDrop(tokio::spawn(auto_commit(
+                Arc::clone(shared),
+                weak,
+                Arc::clone(&self.inner.commits),
+                Arc::new(self.engine.clone()),
+            ))));
+        }
+        if let Some(member) = &self.member {
+            self.tasks
+                .spawn(watch_member(Arc::clone(shared), member.watch_state()));
+        }
+        self.tasks
+            .spawn(watch_failure(Arc::clone(shared), self.engine.clone()));
+    }
+
+    /// Subscribes the member (and starts the metadata watcher) for a group subscription.
+    async fn join(&mut self, mode: SubscriptionMode) -> Result<(), ConsumerError> {
+        let (Some(member), true) = (&self.member, mode.is_group_managed()) else {
+            return Ok(());
+        };
+        let shared = &self.shared;
+        if mode == SubscriptionMode::Pattern {
+            let metadata = shared.fetch_client.refresh_metadata().await?;
+            shared
+                .subs()
+                .update_pattern_matches(metadata.topics.keys().cloned());
+        }
+        self.tasks
+            .spawn(watch_metadata(Arc::clone(shared), member.downgrade()));
+        let topics = shared.subs().subscribed_topics();
+        member.subscribe(topics).await?;
+        Ok(())
+    }
+
+    /// What the wind-down needs, taken out of the lifecycle.
+    fn wind_down(&mut self) -> WindDown<H> {
+        WindDown {
+            shared: Arc::clone(&self.shared),
+            engine: self.engine.clone(),
+            member: self.member.take(),
+            commits: Arc::clone(&self.inner.commits),
+            group_events: self.group_events.take(),
+        }
+    }
+
+    /// The fetch loop has stopped: wind down, then end the run with its fatal error, if any.
+    async fn finish(mut self) -> Result<(), ConsumerError> {
+        self.auto_commit = None;
+        let (duration, report) = self.wind_down().run().await;
+        self.finished = true;
+        self.inner.set_running(None);
+        self.shared.emit(ConsumerEvent::Shutdown {
+            duration,
+            timed_out: report.timed_out,
+        });
+        match self.shared.fatal() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
-/// A handler failure under policy `stop` ends the run with the failure.
-async fn watch_failure<H: Handler>(shared: Arc<Shared>, engine: ProcessingEngine<H>) {
-    let mut shutdown = shared.shutdown.subscribe();
-    loop {
-        if let Some(failure) = engine.failure() {
-            shared.fail(ConsumerError::HandlerFailed(Box::new(failure)));
+impl<H: Handler> Drop for Lifecycle<'_, H> {
+    fn drop(&mut self) {
+        self.inner.set_running(None);
+        self.tasks.abort_all();
+        if self.finished {
             return;
         }
-        tokio::select! {
-            _ = shutdown.changed() => return,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
-        }
-    }
-}
-
-/// A member fenced for good, or failed, ends the run with the reason.
-async fn watch_member(shared: Arc<Shared>, member: GroupHandle<Client>) {
-    let mut state = member.watch_state();
-    loop {
-        let snapshot = state.borrow_and_update().clone();
-        match snapshot.state {
-            MemberState::Fenced
-                if shared
-                    .config
-                    .group
-                    .as_ref()
-                    .is_some_and(|g| g.fenced_policy == FencedPolicy::Stop) =>
-            {
-                shared.fail(ConsumerError::Client(
-                    mooring_coordinator::Error::FencedInstanceId {
-                        group: shared
-                            .config
-                            .group
-                            .as_ref()
-                            .map(|g| g.group_id.clone())
-                            .unwrap_or_default(),
-                        instance_id: snapshot.group_instance_id.unwrap_or_default(),
-                    },
-                ));
-                return;
-            }
-            MemberState::Failed(code) => {
-                shared.fail(ConsumerError::Client(match snapshot.failure {
-                    Some(failure) => (*failure).clone(),
-                    None => mooring_coordinator::Error::Broker {
-                        api: "JoinGroup",
-                        code,
-                        message: Some("the group member stopped".into()),
-                    },
-                }));
-                return;
-            }
-            _ => {}
-        }
-        if state.changed().await.is_err() {
-            return;
-        }
-    }
-}
-
-async fn auto_commit(
-    shared: Arc<Shared>,
-    member: GroupHandle<Client>,
-    commits: Arc<super::commit::CommitLock>,
-    engine: Arc<dyn EngineOps>,
-) {
-    let mut tick = tokio::time::interval(shared.config.auto_commit_interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        if !member.state().state.has_generation() {
-            continue;
-        }
-        if let Err(e) = commit_offsets(&shared, &member, &commits, engine.committable()).await {
-            tracing::debug!(error = %e, "auto-commit failed; the next one retries");
-            shared.emit(ConsumerEvent::CommitFailed {
-                error: e.to_string(),
+        // `run` was dropped midway: stop, and wind down in the background.
+        self.shared.request_shutdown();
+        self.auto_commit = None;
+        let wind_down = self.wind_down();
+        let shared = Arc::clone(&self.shared);
+        // Without a runtime (it is shutting down) the member's task goes with it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let (duration, report) = wind_down.run().await;
+                shared.emit(ConsumerEvent::Shutdown {
+                    duration,
+                    timed_out: report.timed_out,
+                });
             });
         }
     }
 }
 
-/// Group subscriptions follow the topics' metadata, refreshed every `metadata.max.age.ms` and,
-/// while a subscribed topic is missing (not created yet, or not yet known to this broker), every
-/// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. Every refresh
-/// re-evaluates a pattern (a change resubscribes) and, when the subscribed topics' partition
-/// counts changed, tells the member, whose leader rejoins when they moved from those it assigned:
-/// new partitions and topics get consumed.
-async fn watch_metadata(shared: Arc<Shared>, member: GroupHandle<Client>) {
-    let client = &shared.fetch_client;
-    let refresher = client.spawn_metadata_refresher();
-    let mut updates = client.metadata_updates();
-    let (first_backoff, max_backoff) = (
-        shared.config.client.retry_backoff,
-        shared.config.client.retry_backoff_max,
-    );
-    let mut backoff = first_backoff;
-    let mut last_counts: Option<BTreeMap<String, usize>> = None;
-    loop {
-        let missing: Vec<String> = {
-            let metadata = updates.borrow();
-            shared
-                .subs()
-                .subscribed_topics()
-                .into_iter()
-                .filter(|t| metadata.partition_count(t).unwrap_or(0) == 0)
-                .collect()
-        };
-        if missing.is_empty() {
-            backoff = first_backoff;
-            if updates.changed().await.is_err() {
-                break;
+/// The end of a run, by `mooring.shutdown.timeout.ms` in all, counted from the shutdown request:
+/// running handlers get until a quarter of it is left (records not started are dropped and fetched again by the next owner);
+/// the final commit gets what the drain left (past it: given up and reported with the offsets it
+/// could not commit); closing the member (revoke callback, LeaveGroup or not) what the commit
+/// left.
+struct WindDown<H: Handler> {
+    shared: Arc<Shared>,
+    engine: ProcessingEngine<H>,
+    member: Option<GroupHandle<Client>>,
+    commits: Arc<CommitLock>,
+    group_events: Option<(JoinHandle<()>, oneshot::Sender<()>)>,
+}
+
+impl<H: Handler> WindDown<H> {
+    /// Returns how long it took from the shutdown request, and what the drain left.
+    async fn run(self) -> (Duration, StopReport) {
+        let begun = self
+            .shared
+            .shutdown_requested_at()
+            .unwrap_or_else(Instant::now);
+        let budget = self.shared.config.shutdown_timeout;
+        let deadline = begun + budget;
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let drain_until = deadline - budget / 4;
+        let report = self
+            .engine
+            .shutdown(drain_until.saturating_duration_since(Instant::now()))
+            .await;
+        if !report.timed_out.is_empty() {
+            tracing::warn!(partitions = ?report.timed_out, "shutdown: handlers still running when the drain's time ran out; the next owner processes their records again");
+        }
+        if let Some(member) = &self.member {
+            let offsets = report.committable.clone();
+            if let Err(failed) =
+                commit_offsets(&self.shared, member, &self.commits, offsets, left()).await
+            {
+                report_not_committed(&self.shared, "shutdown", failed);
             }
-        } else {
-            tokio::select! {
-                changed = updates.changed() => if changed.is_err() { break },
-                () = tokio::time::sleep(backoff) => {
-                    backoff = (backoff * 2).min(max_backoff);
-                    if let Err(error) = client.refresh_topics(&missing).await {
-                        tracing::debug!(%error, ?missing, "metadata for missing subscribed topics");
-                    }
-                    continue;
-                }
+            if let Err(e) = member.close_within(left()).await {
+                tracing::warn!(error = %e, "closing the group member");
             }
         }
-        let metadata = updates.borrow_and_update().clone();
-        if shared.subs().mode() == SubscriptionMode::Pattern {
-            let changed = shared
-                .subs()
-                .update_pattern_matches(metadata.topics.keys().cloned());
-            if changed {
-                let topics = shared.subs().subscribed_topics();
-                tracing::info!(?topics, "pattern matches changed");
-                if let Err(e) = member.subscribe(topics).await {
-                    tracing::warn!(error = %e, "resubscribing after a pattern change");
-                }
-            }
+        drop(self.member);
+        if let Some((forwarder, flush)) = self.group_events {
+            let _ = flush.send(());
+            let _ = forwarder.await;
         }
-        // Only when the subscribed topics' partition counts moved: the leader's check fetches
-        // metadata itself, and that snapshot must not notify it again.
-        let counts: BTreeMap<String, usize> = shared
-            .subs()
-            .subscribed_topics()
-            .into_iter()
-            .filter_map(|t| {
-                let count = metadata.topics.get(&t)?.partitions.len();
-                (count > 0).then_some((t, count))
-            })
-            .collect();
-        if last_counts.as_ref() != Some(&counts) {
-            last_counts = Some(counts);
-            if member.metadata_changed().await.is_err() {
-                break;
-            }
-        }
+        (begun.elapsed(), report)
     }
-    refresher.abort();
 }

@@ -1,11 +1,20 @@
 //! Graceful shutdown: a handle any task can use to stop the consumer, and a helper that stops it
 //! on SIGTERM or SIGINT (what Kubernetes sends before killing a pod).
 //!
-//! Stopping means, in order: stop fetching; let the handlers already running finish (bounded by
-//! `mooring.shutdown.timeout.ms`; records not started are dropped and fetched again by the next
-//! owner); commit what finished; close the group member — a static member (`group.instance.id`)
-//! stays in the group and sends no LeaveGroup unless `mooring.leave.group.on.close=true`, so a
-//! rolling restart within the session timeout causes no rebalance (KIP-345).
+//! Stopping means, in order: stop fetching; let the handlers already running finish (records not
+//! started are dropped and fetched again by the next owner); commit what finished; close the
+//! group member — a static member (`group.instance.id`) stays in the group and sends no
+//! LeaveGroup unless `mooring.leave.group.on.close=true`, so a rolling restart within the session
+//! timeout causes no rebalance (KIP-345).
+//!
+//! All of it ends within `mooring.shutdown.timeout.ms`, whatever the brokers do (a broker outage
+//! must not turn a SIGTERM into the SIGKILL at the end of the pod's grace period): the handlers
+//! get until a quarter of it is left, the final commit what they left, the close what the commit
+//! left. A commit that cannot complete in time is given up and reported once, naming the offsets
+//! not committed ([`ConsumerEvent::OffsetsNotCommitted`](crate::ConsumerEvent::OffsetsNotCommitted)
+//! and a warning): their records are processed again by the next owner, none is lost. A close
+//! without time left sends no LeaveGroup; the coordinator drops the member after its session
+//! timeout.
 
 use std::sync::Arc;
 
@@ -26,7 +35,8 @@ pub struct ShutdownHandle {
 }
 
 impl ShutdownHandle {
-    /// Asks the consumer to stop; `run` returns once it has drained, committed and closed.
+    /// Asks the consumer to stop; `run` returns once it has drained, committed and closed (within
+    /// `mooring.shutdown.timeout.ms`).
     pub fn shutdown(&self) {
         self.shared.request_shutdown();
     }

@@ -124,6 +124,16 @@ pub(crate) struct Fetcher<H: Handler> {
     record_sizes: HashMap<TopicPartition, usize>,
 }
 
+impl<H: Handler> Drop for Fetcher<H> {
+    /// Dropped with `run` midway: the fetches in flight end with their `JoinSet`, and the offset
+    /// look-up (which holds the group member) must not outlive the fetcher either.
+    fn drop(&mut self) {
+        if let Some(task) = self.positions_task.take() {
+            task.abort();
+        }
+    }
+}
+
 impl<H: Handler> Fetcher<H> {
     pub(crate) fn new(
         shared: Arc<Shared>,

@@ -56,6 +56,23 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
             },
         )),
         ConsumerEvent::CommitFailed { error } => Some((now_ms(), Event::CommitFailed { error })),
+        ConsumerEvent::OffsetsNotCommitted {
+            during,
+            offsets,
+            error,
+        } => Some((
+            now_ms(),
+            Event::CommitFailed {
+                error: format!(
+                    "{during}: not committed {}: {error}",
+                    offsets
+                        .iter()
+                        .map(|(tp, offset)| format!("{tp}@{offset}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        )),
         ConsumerEvent::Shutdown {
             duration,
             timed_out,
