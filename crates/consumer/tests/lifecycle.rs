@@ -286,25 +286,28 @@ async fn a_revoke_listener_past_its_bound_still_ends_the_revoke() {
         assert_eq!(a.position(&TopicPartition::new(topic.clone(), p)), None);
     }
 
-    // The rebalance completes with both members, the first one still in the group.
+    // The rebalance completes with both members, the first one still in the group (and told so:
+    // its listener's second non-empty assignment).
+    let assigned_again = || {
+        listener
+            .calls
+            .timed()
+            .into_iter()
+            .filter(|(_, c)| matches!(c, Call::Assigned(p) if !p.is_empty()))
+            .map(|(at, _)| at)
+            .nth(1)
+    };
     wait_until(
         "both members assigned after the rebalance",
         Duration::from_secs(30),
         || {
             a.assignment().len() + b.assignment().len() == PARTITIONS
-                && !a.assignment().is_empty()
                 && !b.assignment().is_empty()
+                && assigned_again().is_some()
         },
     )
     .await;
-    let reassigned = listener
-        .calls
-        .timed()
-        .into_iter()
-        .filter(|(_, c)| matches!(c, Call::Assigned(p) if !p.is_empty()))
-        .map(|(at, _)| at)
-        .nth(1)
-        .expect("the first member was assigned again");
+    let reassigned = assigned_again().unwrap();
     println!(
         "revoke listener entered, reassigned {:?} later",
         reassigned - entered
