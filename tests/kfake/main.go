@@ -10,9 +10,10 @@
 //	{"id":2,"cmd":"stall","key":14,"ms":3000,"count":1,"member":"m"}
 //	    the next `count` such requests wait `ms` before kfake handles them (kfake's SleepControl:
 //	    only that connection waits)
-//	{"id":3,"cmd":"drop","key":12,"count":1}
+//	{"id":3,"cmd":"drop","key":12,"count":1,"with_records":false}
 //	    the next `count` responses of API `key` are cut: half the frame is written, then the
-//	    connection is closed (kfake has applied the request)
+//	    connection is closed (kfake has applied the request); `with_records` (Fetch): only
+//	    responses carrying records
 //	{"id":4,"cmd":"produce","topic":"t","partition":0,"count":10}
 //	    produces `count` records with acks=all; the reply lists the acknowledged offsets
 //	{"id":5,"cmd":"commit","group":"g","topic":"t","partition":0,"offset":5}
@@ -81,6 +82,7 @@ type command struct {
 	Topic      string  `json:"topic"`
 	Partitions []int32 `json:"partitions"`
 	TopLevel   bool    `json:"top_level"`
+	Records    bool    `json:"with_records"`
 	Ms         int     `json:"ms"`
 	Partition  int32   `json:"partition"`
 	Offset     int64   `json:"offset"`
@@ -184,7 +186,7 @@ func (h *harness) run(cmd command) (map[string]any, error) {
 		h.stall(cmd)
 		return nil, nil
 	case "drop":
-		h.obs.dropNext(cmd.Key, max(cmd.Count, 1))
+		h.obs.dropNext(cmd.Key, max(cmd.Count, 1), cmd.Records)
 		return nil, nil
 	case "produce":
 		return h.produce(cmd)

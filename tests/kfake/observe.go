@@ -33,14 +33,19 @@ type observer struct {
 	names   map[[16]byte]string
 
 	dropMu sync.Mutex
-	drops  map[int16]int // API key → responses still to cut
+	drops  map[int16]*drop // API key → responses still to cut
+}
+
+type drop struct {
+	left        int
+	withRecords bool // Fetch only: cut only a response carrying records
 }
 
 func newObserver(w io.Writer) *observer {
 	return &observer{
 		out:   json.NewEncoder(w),
 		names: make(map[[16]byte]string),
-		drops: make(map[int16]int),
+		drops: make(map[int16]*drop),
 	}
 }
 
@@ -101,18 +106,38 @@ func (o *observer) topic(name string, id [16]byte) string {
 	return hex.EncodeToString(id[:])
 }
 
-func (o *observer) dropNext(key int16, count int) {
+func (o *observer) dropNext(key int16, count int, withRecords bool) {
 	o.dropMu.Lock()
 	defer o.dropMu.Unlock()
-	o.drops[key] += count
+	o.drops[key] = &drop{left: count, withRecords: withRecords}
 }
 
-func (o *observer) takeDrop(key int16) bool {
+// takeDrop reports whether to cut this response of API key (resp: decoded, or nil).
+func (o *observer) takeDrop(key int16, resp kmsg.Response) bool {
 	o.dropMu.Lock()
 	defer o.dropMu.Unlock()
-	if o.drops[key] > 0 {
-		o.drops[key]--
-		return true
+	d := o.drops[key]
+	if d == nil || d.left == 0 {
+		return false
+	}
+	if d.withRecords && !carriesRecords(resp) {
+		return false
+	}
+	d.left--
+	return true
+}
+
+func carriesRecords(resp kmsg.Response) bool {
+	r, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return false
+	}
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			if len(p.RecordBatches) > 0 {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -209,6 +234,7 @@ func (c *conn) Write(b []byte) (int, error) {
 	}
 	ev := map[string]any{"ev": "resp", "t": micros(), "conn": c.id, "node": c.node, "client": s.client,
 		"key": s.key, "api": kmsg.NameForKey(s.key), "v": s.version, "corr": corr}
+	var decoded kmsg.Response
 	if resp := kmsg.ResponseForKey(s.key); resp != nil {
 		resp.SetVersion(s.version)
 		r := kbin.Reader{Src: b[8:]}
@@ -217,11 +243,12 @@ func (c *conn) Write(b []byte) (int, error) {
 		}
 		if err := resp.ReadFrom(r.Src); err == nil {
 			c.obs.describeResponse(resp, ev)
+			decoded = resp
 		} else {
 			ev["decode_error"] = err.Error()
 		}
 	}
-	if c.obs.takeDrop(s.key) {
+	if c.obs.takeDrop(s.key, decoded) {
 		// Mid-response: the size prefix and part of the body, then the connection ends.
 		part := len(b) / 2
 		n, _ := c.Conn.Write(b[:part])

@@ -9,7 +9,8 @@
 //! - [`Kfake::stall`]: the next N requests of an API wait before the broker handles them (only
 //!   their connection waits).
 //! - [`Kfake::drop_responses`]: the next N responses of an API are cut mid-frame and their
-//!   connection closed (the broker has applied the request).
+//!   connection closed (the broker has applied the request);
+//!   [`Kfake::drop_fetch_responses_with_records`] only those carrying records.
 //! - [`Kfake::produce`] (acks=all; returns the acknowledged offsets), [`Kfake::commit`].
 //! - [`Kfake::observed`], [`Kfake::wait_for`]: what the clients sent and got ([`Observed`]).
 //!
@@ -405,6 +406,14 @@ impl Kfake {
     /// The next `count` responses of API `api` are cut mid-frame and their connection closed.
     pub fn drop_responses(&self, api: i16, count: u32) {
         self.command(json!({"cmd": "drop", "key": api, "count": count}));
+    }
+
+    /// The next `count` Fetch responses that carry records are cut mid-frame and their
+    /// connection closed.
+    pub fn drop_fetch_responses_with_records(&self, fetch_api: i16, count: u32) {
+        self.command(
+            json!({"cmd": "drop", "key": fetch_api, "count": count, "with_records": true}),
+        );
     }
 
     /// Produces `count` records to `topic`-`partition` with acks=all; returns the acknowledged
