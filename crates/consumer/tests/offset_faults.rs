@@ -1,0 +1,283 @@
+//! The group member's error table (OffsetCommit and OffsetFetch rows, in
+//! `mooring_coordinator::group`'s module docs), row by row, on franz-go's kfake: the error is
+//! injected into the consumer's commits (auto-commit every 200 ms) or its first OffsetFetch, and
+//! the test checks the reaction the row names in what kfake saw and in the member's events; each
+//! test ends with the group Stable and every acknowledged offset handled and committed.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod kfake_support;
+
+use std::collections::BTreeMap;
+
+use kfake_support::*;
+use mooring_consumer::GroupEventKind;
+use mooring_testkit::kfake::Fault;
+use mooring_wire::error_code::ErrorCode;
+use mooring_wire::messages::{
+    FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, Message, OffsetCommitRequest,
+    OffsetFetchRequest, SyncGroupRequest,
+};
+
+const COMMIT: i16 = OffsetCommitRequest::API_KEY;
+const OFFSET_FETCH: i16 = OffsetFetchRequest::API_KEY;
+const FIND: i16 = FindCoordinatorRequest::API_KEY;
+const JOIN: i16 = JoinGroupRequest::API_KEY;
+const SYNC: i16 = SyncGroupRequest::API_KEY;
+const HEARTBEAT_KEY: i16 = HeartbeatRequest::API_KEY;
+
+/// Row "OffsetCommit | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport
+/// error | rediscover, then as the row above" (resend the failed partitions after
+/// `retry.backoff.ms`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_not_coordinator_rediscovers_and_resends_after_backoff() {
+    commit_is_resent(ErrorCode::NotCoordinator, true).await;
+}
+
+/// Row "OffsetCommit | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION,
+/// UNSTABLE_OFFSET_COMMIT | resend the failed partitions after `retry.backoff.ms`, at most
+/// `mooring.commit.retries` times" (no rediscovery).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_coordinator_load_in_progress_resends_after_backoff() {
+    commit_is_resent(ErrorCode::CoordinatorLoadInProgress, false).await;
+}
+
+/// One commit answered `error`: the same offsets are sent again after `retry.backoff.ms`, after a
+/// FindCoordinator iff `rediscover`, and the commit succeeds.
+async fn commit_is_resent(error: ErrorCode, rediscover: bool) {
+    let code = error.code();
+    let mut s = Scenario::start(3, &[]).await;
+    let member = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&member.member_id));
+    s.produce(BATCH);
+    let (failed, refused) = s.wait_answered(COMMIT, code);
+    let resent = s.wait_request_after("the resent commit", COMMIT, refused.at_micros, |_| true);
+    let seen = s.seen();
+    let found = between(&seen, refused.at_micros, resent.at_micros, |o| {
+        o.is_request(FIND)
+    });
+    assert_eq!(
+        !found.is_empty(),
+        rediscover,
+        "FindCoordinator before the resend: expected {rediscover}\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    assert!(
+        gap(&refused, &resent) + SLACK >= BACKOFF,
+        "resent after {:?}",
+        gap(&refused, &resent)
+    );
+    assert_eq!(
+        resent.rows("offsets"),
+        failed.rows("offsets"),
+        "the same offsets"
+    );
+    assert_eq!(resent.generation(), Some(member.generation));
+    s.wait_settled().await;
+    assert_no_failed_commit(&s);
+    s.stop().await;
+}
+
+/// Row "OffsetCommit | REBALANCE_IN_PROGRESS | wait (≤ rebalance timeout) until the member is
+/// stable in a newer generation; resend with it if every partition is still owned". Nothing is
+/// sent while the group has not moved on (a second's window); the rebalance comes with a
+/// REBALANCE_IN_PROGRESS heartbeat (as a coordinator answers both during a rebalance), and the
+/// commit goes again, in the new generation, after its SyncGroup. Cooperative: the member keeps
+/// its partitions, so the resend is the only commit in between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_rebalance_in_progress_waits_for_the_new_generation_and_resends_with_it() {
+    let code = ErrorCode::RebalanceInProgress.code();
+    let mut s = Scenario::start(
+        3,
+        &[("partition.assignment.strategy", "cooperative-sticky")],
+    )
+    .await;
+    let before = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&before.member_id));
+    s.produce(BATCH);
+    let (failed, refused) = s.wait_answered(COMMIT, code);
+    // The window in which nothing may be sent: four back-offs.
+    tokio::time::sleep(4 * BACKOFF).await;
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| o.is_request(COMMIT)).is_none(),
+        "a commit sent again before the group moved on:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    s.kfake
+        .fault(Fault::new(HEARTBEAT_KEY, code).member(&before.member_id));
+    let resent = s.wait_request_after("the resent commit", COMMIT, refused.at_micros, |_| true);
+    let seen = s.seen();
+    let synced = first_after(&seen, refused.at_micros, |o| {
+        o.is_response(SYNC) && o.error() == Some(0)
+    })
+    .expect("a SyncGroup before the resend");
+    assert!(
+        synced.at_micros < resent.at_micros
+            && resent.generation() > Some(before.generation)
+            && resent.rows("offsets") == failed.rows("offsets"),
+        "the same offsets sent again in the new generation, after its SyncGroup:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    let after = s.wait_settled().await;
+    assert_eq!(after.member_id, before.member_id);
+    assert_no_failed_commit(&s);
+    s.stop().await;
+}
+
+/// Row "OffsetCommit | ILLEGAL_GENERATION | fail; if it named the member's current generation:
+/// lost, reset generation, rejoin": the commit fails (nothing is sent again in the fenced
+/// generation), the partitions are lost, the JoinGroup keeps the member id, and the new
+/// generation commits everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_illegal_generation_fails_loses_partitions_and_rejoins() {
+    let code = ErrorCode::IllegalGeneration.code();
+    let mut s = Scenario::start(3, &[]).await;
+    let before = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&before.member_id));
+    s.produce(BATCH);
+    let (_, refused) = s.wait_answered(COMMIT, code);
+    let join = s.wait_request_after("the rejoin", JOIN, refused.at_micros, |_| true);
+    assert_eq!(join.member(), Some(before.member_id.as_str()));
+    let after = s.wait_settled().await;
+    assert_eq!(after.member_id, before.member_id);
+    assert!(after.generation > before.generation);
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| {
+            o.is_request(COMMIT) && o.generation() == Some(before.generation)
+        })
+        .is_none(),
+        "a commit in the fenced generation:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    let events = s.group_events();
+    let since = |at: &std::time::SystemTime| micros(*at) > refused.at_micros;
+    assert!(
+        events.iter().any(|(at, e)| since(at)
+            && matches!(e, GroupEventKind::Commit { error: Some(_), generation, .. } if *generation == before.generation)),
+        "the commit fails: {events:#?}"
+    );
+    assert!(
+        events.iter().any(|(at, e)| since(at)
+            && matches!(e, GroupEventKind::PartitionsLost { partitions, .. } if partitions.len() == 3)),
+        "the three partitions are lost: {events:#?}"
+    );
+    s.stop().await;
+}
+
+/// Transport-error row of OffsetCommit ("rediscover, then resend the failed partitions after
+/// `retry.backoff.ms`"), the error being a connection closed in the middle of the commit's
+/// response (kfake stored the commit; the member cannot know, so it commits again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_connection_dropped_mid_response_rediscovers_and_resends() {
+    let mut s = Scenario::start(3, &[]).await;
+    let member = s.wait_settled().await;
+    s.kfake.drop_responses(COMMIT, 1);
+    s.produce(BATCH);
+    let cut = s.wait_seen("the cut commit response", |o| {
+        o.kind == "dropped" && o.key == COMMIT
+    });
+    let seen = s.seen();
+    let cut_request = seen
+        .iter()
+        .find(|o| o.kind == "req" && o.conn == cut.conn && o.corr == cut.corr)
+        .unwrap()
+        .clone();
+    let resent = s.wait_request_after("the resent commit", COMMIT, cut.at_micros, |_| true);
+    let seen = s.seen();
+    assert_ne!(resent.conn, cut.conn, "a new connection");
+    assert!(
+        !between(&seen, cut.at_micros, resent.at_micros, |o| o
+            .is_request(FIND))
+        .is_empty(),
+        "no FindCoordinator before the resend:\n{}",
+        timeline(&seen, cut.at_micros)
+    );
+    assert!(gap(&cut, &resent) + SLACK >= BACKOFF);
+    assert_eq!(resent.rows("offsets"), cut_request.rows("offsets"));
+    assert_eq!(resent.generation(), Some(member.generation));
+    s.wait_settled().await;
+    assert_no_failed_commit(&s);
+    s.stop().await;
+}
+
+/// Offsets committed before the consumer starts, in the OffsetFetch tests.
+const COMMITTED: i64 = 5;
+
+/// Row "OffsetFetch | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport
+/// error | rediscover, retry, bounded".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_fetch_not_coordinator_rediscovers_and_retries() {
+    offset_fetch_is_retried(ErrorCode::NotCoordinator, true).await;
+}
+
+/// Row "OffsetFetch | UNSTABLE_OFFSET_COMMIT, COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT |
+/// retry after `retry.backoff.ms`, bounded" (no rediscovery).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_fetch_coordinator_load_in_progress_retries_after_backoff() {
+    offset_fetch_is_retried(ErrorCode::CoordinatorLoadInProgress, false).await;
+}
+
+/// The group has offsets committed (5 in each partition) and the member's first OffsetFetch is
+/// answered `error`: it is sent again after `retry.backoff.ms`, after a FindCoordinator iff
+/// `rediscover`, and consumption starts at the committed offsets.
+///
+/// Two look-ups run here: the `assigned` callback's (the one refused, then retried) and the fetch
+/// loop's own, which starts while the first sleeps its back-off and is answered at once. So the
+/// retry is the OffsetFetch at `retry.backoff.ms` after the refusal (none comes that late when the
+/// refused look-up gives up), and a FindCoordinator before it is the refused look-up's.
+async fn offset_fetch_is_retried(error: ErrorCode, rediscover: bool) {
+    let code = error.code();
+    let mut s = Scenario::start_with(3, &[], |kfake, topic, group| {
+        for p in 0..3 {
+            kfake.commit(group, topic, p, COMMITTED);
+        }
+        kfake.fault(Fault::new(OFFSET_FETCH, code).group(group));
+    })
+    .await;
+    s.acked.retain(|(_, offset)| *offset >= COMMITTED);
+    let (_, refused) = s.wait_answered(OFFSET_FETCH, code);
+    let backoff_ends = refused.at_micros + i64::try_from((BACKOFF - SLACK).as_micros()).unwrap();
+    let again = s.wait_request_after(
+        "the OffsetFetch retried after retry.backoff.ms",
+        OFFSET_FETCH,
+        backoff_ends,
+        |_| true,
+    );
+    let seen = s.seen();
+    let found = between(&seen, refused.at_micros, again.at_micros, |o| {
+        o.is_request(FIND)
+    });
+    assert_eq!(
+        !found.is_empty(),
+        rediscover,
+        "FindCoordinator before the retry: expected {rediscover}\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    s.wait_settled().await;
+    let mut first: BTreeMap<i32, i64> = BTreeMap::new();
+    for (p, offset) in s.handled() {
+        let at = first.entry(p).or_insert(offset);
+        *at = (*at).min(offset);
+    }
+    assert_eq!(
+        first,
+        (0..3).map(|p| (p, COMMITTED)).collect(),
+        "consumption starts at the committed offsets"
+    );
+    s.stop().await;
+}
+
+/// No commit of the member failed (its `Commit` events report the outcome after the retries).
+fn assert_no_failed_commit(s: &Scenario) {
+    let failed: Vec<_> = s
+        .group_events()
+        .into_iter()
+        .filter(|(_, e)| matches!(e, GroupEventKind::Commit { error: Some(_), .. }))
+        .collect();
+    assert!(failed.is_empty(), "failed commits: {failed:#?}");
+}
