@@ -367,6 +367,7 @@ impl Kfake {
     }
 
     /// Injects `fault`.
+    #[track_caller]
     pub fn fault(&self, fault: Fault) {
         let mut cmd = json!({
             "cmd": "fault",
@@ -390,6 +391,7 @@ impl Kfake {
 
     /// The next `count` requests of API `api` (of `member`, if given) wait `pause` before the
     /// broker handles them; only their connection waits.
+    #[track_caller]
     pub fn stall(&self, api: i16, pause: Duration, count: u32, member: Option<&str>) {
         let mut cmd = json!({
             "cmd": "stall",
@@ -404,12 +406,14 @@ impl Kfake {
     }
 
     /// The next `count` responses of API `api` are cut mid-frame and their connection closed.
+    #[track_caller]
     pub fn drop_responses(&self, api: i16, count: u32) {
         self.command(json!({"cmd": "drop", "key": api, "count": count}));
     }
 
     /// The next `count` Fetch responses that carry records are cut mid-frame and their
     /// connection closed.
+    #[track_caller]
     pub fn drop_fetch_responses_with_records(&self, fetch_api: i16, count: u32) {
         self.command(
             json!({"cmd": "drop", "key": fetch_api, "count": count, "with_records": true}),
@@ -418,6 +422,7 @@ impl Kfake {
 
     /// Produces `count` records to `topic`-`partition` with acks=all; returns the acknowledged
     /// offsets.
+    #[track_caller]
     pub fn produce(&self, topic: &str, partition: i32, count: u32) -> Vec<i64> {
         let reply = self.command(json!({
             "cmd": "produce", "topic": topic, "partition": partition, "count": count,
@@ -431,6 +436,7 @@ impl Kfake {
 
     /// Commits `offset` for `topic`-`partition` in `group`, a group with no members (generation
     /// -1), as an admin tool would.
+    #[track_caller]
     pub fn commit(&self, group: &str, topic: &str, partition: i32, offset: i64) {
         self.command(json!({
             "cmd": "commit", "group": group, "topic": topic, "partition": partition, "offset": offset,
@@ -444,6 +450,7 @@ impl Kfake {
 
     /// Waits until something reported matches `pred` and returns the first such; panics with
     /// `what` (and the program's stderr if it ended) after `timeout`.
+    #[track_caller]
     pub fn wait_for(
         &self,
         what: &str,
@@ -453,6 +460,7 @@ impl Kfake {
         self.wait_observed(what, timeout, pred)
     }
 
+    #[track_caller]
     fn wait_observed(
         &self,
         what: &str,
@@ -495,6 +503,7 @@ impl Kfake {
     }
 
     /// Sends one command and waits for its reply; panics if it failed.
+    #[track_caller]
     fn command(&self, mut cmd: Value) -> Value {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         cmd["id"] = json!(id);
@@ -549,7 +558,8 @@ impl Drop for Kfake {
 
 /// `tests/kfake` in this work tree.
 fn source_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/kfake")
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/kfake");
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// The built program, building it first if no build of these sources exists. The build goes to

@@ -234,6 +234,7 @@ impl Scenario {
     }
 
     /// Waits until kfake saw something of the consumer matching `pred`; returns the first.
+    #[track_caller]
     pub fn wait_seen(&self, what: &str, pred: impl Fn(&Observed) -> bool) -> Observed {
         self.kfake
             .wait_for(what, WAIT, |o| o.client == CLIENT_ID && pred(o))
@@ -442,6 +443,7 @@ pub fn between(
 impl Scenario {
     /// Waits until kfake answered a request of API `key` of the consumer with `code` (whole or
     /// cut); returns the request and the response.
+    #[track_caller]
     pub fn wait_answered(&self, key: i16, code: i16) -> (Observed, Observed) {
         self.wait_seen(&format!("API {key} answered with error {code}"), |o| {
             o.key == key && o.kind == "resp" && o.carries(code)
@@ -451,6 +453,7 @@ impl Scenario {
 
     /// Waits until kfake saw a request of API `key` after `after` (µs) matching `pred`; returns
     /// it.
+    #[track_caller]
     pub fn wait_request_after(
         &self,
         what: &str,
