@@ -35,12 +35,12 @@ pub mod processing;
 mod shared;
 pub mod subscription;
 pub mod telemetry;
-mod topic_partition;
 
 pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GROUP_KEYS};
 pub use consumer::{Consumer, ConsumerRebalanceListener, Delivery, RecordStream, ShutdownHandle};
 pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
+/// One partition of one topic: the same type throughout Mooring (the group member's).
+pub use mooring_coordinator::group::TopicPartition;
 /// The group member's event types that [`ConsumerEvent::Group`] carries.
 pub use mooring_coordinator::group::{GroupEvent, GroupEventKind, RebalanceCause};
-pub use topic_partition::TopicPartition;

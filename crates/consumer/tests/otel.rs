@@ -348,7 +348,7 @@ async fn process_spans_continue_the_producers_trace_with_semconv_attributes() {
     assert_eq!(first.parent_span_id, SpanId::INVALID);
     assert_eq!(
         attr_str(first, "mooring.rebalance.cause").as_deref(),
-        Some("NewMember")
+        Some("member_joined")
     );
     assert_eq!(
         attr_str(first, "mooring.rebalance.outcome").as_deref(),
@@ -474,7 +474,7 @@ async fn a_commit_while_revoking_nests_under_partitions_revoked() {
     let joined = rebalances
         .iter()
         .find(|r| {
-            attr_str(r, "mooring.rebalance.cause").as_deref() == Some("MemberJoined")
+            attr_str(r, "mooring.rebalance.cause").as_deref() == Some("member_joined")
                 && children(&spans, r)
                     .first()
                     .is_some_and(|c| c.name == "partitions_revoked")

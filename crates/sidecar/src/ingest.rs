@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{Cause, Envelope, Event, Partition, Phases};
+use mooring_consumer::telemetry::{Envelope, Event, Phases, RebalanceCause, TopicPartition};
 use serde::Serialize;
 
 use crate::app::{unix_ms, unix_now, App};
@@ -141,11 +141,11 @@ pub fn apply(app: &App, envelope: Envelope) {
                 .as_ref()
                 .map(|p| p.cause)
                 .or(state.carried_cause.take())
-                .unwrap_or(Cause::Unknown);
+                .unwrap_or(RebalanceCause::Unknown);
             let assignment = state.member.assignment.clone();
             // REBALANCE_IN_PROGRESS on a member that had a generation: someone else joined or
             // left; the broker's view tells which (see `state::classify`).
-            let needs_view = reported == Cause::MemberJoined
+            let needs_view = reported == RebalanceCause::MemberJoined
                 && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
             let fallback = refine_cause(reported, pending.as_ref(), &assignment);
             let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
@@ -211,7 +211,9 @@ pub fn apply(app: &App, envelope: Envelope) {
         } => {
             m.rebalances_failed_total.inc();
             let pending = state.pending.take();
-            let reported = pending.as_ref().map_or(Cause::Unknown, |p| p.cause);
+            let reported = pending
+                .as_ref()
+                .map_or(RebalanceCause::Unknown, |p| p.cause);
             state.carried_cause = Some(reported);
             state.member.stable = false;
             let assignment = state.member.assignment.clone();
@@ -287,7 +289,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                 state.lag.clear();
                 for p in snap.partitions.iter().take(app.config.lag_max_partitions) {
                     if let (Some(end), Some(pos)) = (p.high_watermark, p.committed.or(p.position)) {
-                        let key = Partition {
+                        let key = TopicPartition {
                             topic: p.topic.clone(),
                             partition: p.partition,
                         };
@@ -318,13 +320,13 @@ pub fn apply(app: &App, envelope: Envelope) {
 #[allow(clippy::too_many_arguments)]
 fn record(
     pending: Option<Pending>,
-    cause: Cause,
-    reported: Cause,
+    cause: RebalanceCause,
+    reported: RebalanceCause,
     ended_ms: u64,
     generation: Option<i32>,
     total_seconds: f64,
     phases: Phases,
-    assignment: Vec<Partition>,
+    assignment: Vec<TopicPartition>,
     error: Option<String>,
 ) -> RebalanceRecord {
     let (started_ms, generation_before, protocol, revoked, assigned, lost) = match pending {

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::app::App;
 use crate::state::PartitionLag;
-use mooring_consumer::telemetry::Partition;
+use mooring_consumer::telemetry::TopicPartition;
 use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
 use prometheus::core::{Collector, Desc};
 use prometheus::{
@@ -142,7 +142,7 @@ impl Metrics {
             "Completed rebalances by cause (Java: rebalance-total).",
             &["cause"],
         );
-        for cause in mooring_consumer::telemetry::Cause::ALL {
+        for cause in mooring_consumer::telemetry::RebalanceCause::ALL {
             rebalances_total.with_label_values(&[cause.as_str()]);
         }
         let group_state = gvec(
@@ -249,7 +249,7 @@ pub const LAG_SECONDS: (&str, &str) = (
 /// them (`1000`, `1.5`). Infinities are written in the format's spelling `+Inf`/`-Inf` (the
 /// crate wrote Rust's `inf`, which Prometheus' parser happens to accept as well) and NaN `NaN`.
 /// Nothing when the table is empty (the registry skips a family without series too).
-pub fn write_lag_families(out: &mut String, lag: &BTreeMap<Partition, PartitionLag>) {
+pub fn write_lag_families(out: &mut String, lag: &BTreeMap<TopicPartition, PartitionLag>) {
     if lag.is_empty() {
         return;
     }
@@ -292,7 +292,7 @@ fn write_header(out: &mut String, (name, help): (&str, &str)) {
 }
 
 /// `name{partition="p",topic="t"} ` (with the space before the value).
-fn write_labels(out: &mut String, name: &str, p: &Partition) {
+fn write_labels(out: &mut String, name: &str, p: &TopicPartition) {
     out.push_str(name);
     let _ = write!(out, "{{partition=\"{}\",topic=\"", p.partition);
     push_escaped(out, &p.topic, true);
@@ -423,11 +423,11 @@ impl Default for Metrics {
 mod tests {
     use super::*;
 
-    fn table(rows: &[(&str, i32, i64, f64)]) -> BTreeMap<Partition, PartitionLag> {
+    fn table(rows: &[(&str, i32, i64, f64)]) -> BTreeMap<TopicPartition, PartitionLag> {
         rows.iter()
             .map(|&(topic, partition, lag_records, lag_seconds)| {
                 (
-                    Partition {
+                    TopicPartition {
                         topic: topic.to_string(),
                         partition,
                     },
@@ -444,7 +444,7 @@ mod tests {
     }
 
     /// The same table through the `prometheus` crate, as the series were exported before.
-    fn through_the_crate(lag: &BTreeMap<Partition, PartitionLag>) -> String {
+    fn through_the_crate(lag: &BTreeMap<TopicPartition, PartitionLag>) -> String {
         let r = Registry::new();
         let records = IntGaugeVec::new(
             Opts::new(LAG_RECORDS.0, LAG_RECORDS.1),

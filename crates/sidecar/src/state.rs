@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{Cause, MemberIdentity, Partition, Phases, Snapshot};
+use mooring_consumer::telemetry::{
+    MemberIdentity, Phases, RebalanceCause, Snapshot, TopicPartition,
+};
 use serde::Serialize;
 
 use crate::lag::LagSamples;
@@ -25,7 +27,7 @@ pub struct MemberView {
     /// No rebalance in progress since the last completion.
     pub stable: bool,
     /// Partitions owned now.
-    pub assignment: Vec<Partition>,
+    pub assignment: Vec<TopicPartition>,
     /// Was fenced (FENCED_INSTANCE_ID) and has not rejoined.
     pub fenced: bool,
 }
@@ -34,7 +36,7 @@ pub struct MemberView {
 #[derive(Debug, Clone)]
 pub struct Pending {
     /// The cause the member reported.
-    pub cause: Cause,
+    pub cause: RebalanceCause,
     /// Start time, ms since the epoch.
     pub started_ms: u64,
     /// Start, for durations.
@@ -44,13 +46,13 @@ pub struct Pending {
     /// `eager` or `cooperative`.
     pub protocol: String,
     /// The assignment before.
-    pub assignment_before: Vec<Partition>,
+    pub assignment_before: Vec<TopicPartition>,
     /// Revoked during it.
-    pub revoked: Vec<Partition>,
+    pub revoked: Vec<TopicPartition>,
     /// Newly assigned during it.
-    pub assigned: Vec<Partition>,
+    pub assigned: Vec<TopicPartition>,
     /// Lost during it.
-    pub lost: Vec<Partition>,
+    pub lost: Vec<TopicPartition>,
     /// The group's members (ids) in the broker's last Stable view before it started.
     pub members_before: Option<BTreeSet<String>>,
 }
@@ -61,9 +63,9 @@ pub struct RebalanceRecord {
     /// Increasing number, from 1.
     pub seq: u64,
     /// The cause used for the metrics (refined, see [`refine_cause`]).
-    pub cause: Cause,
+    pub cause: RebalanceCause,
     /// The cause the member reported.
-    pub reported_cause: Cause,
+    pub reported_cause: RebalanceCause,
     /// `completed` or `failed`.
     pub outcome: &'static str,
     /// The error of a failed attempt.
@@ -83,13 +85,13 @@ pub struct RebalanceRecord {
     /// Phase timings.
     pub phases: Phases,
     /// Revoked.
-    pub revoked: Vec<Partition>,
+    pub revoked: Vec<TopicPartition>,
     /// Newly assigned.
-    pub assigned: Vec<Partition>,
+    pub assigned: Vec<TopicPartition>,
     /// Lost.
-    pub lost: Vec<Partition>,
+    pub lost: Vec<TopicPartition>,
     /// Owned after.
-    pub assignment: Vec<Partition>,
+    pub assignment: Vec<TopicPartition>,
     /// What the cause rests on: `member` (the member's own report), `broker_view` (members
     /// before vs after in DescribeGroups), `assignment` (the member's own assignment: no broker
     /// view), or `pending` (completed, waiting for the broker's view; not counted yet).
@@ -114,9 +116,9 @@ pub struct DepartedMember {
 #[derive(Debug, Clone)]
 pub struct MemberWatch {
     /// Its partitions in the last Stable view.
-    pub partitions: Vec<Partition>,
+    pub partitions: Vec<TopicPartition>,
     /// Their committed offsets then.
-    pub committed: BTreeMap<Partition, i64>,
+    pub committed: BTreeMap<TopicPartition, i64>,
     /// Last time it was listed.
     pub last_seen: Instant,
     /// Last time its commits moved or it had nothing waiting (or it got new partitions).
@@ -142,7 +144,7 @@ pub struct Unclassified {
     /// Members before.
     pub members_before: BTreeSet<String>,
     /// The assignment-based fallback cause.
-    pub fallback: Cause,
+    pub fallback: RebalanceCause,
 }
 
 /// The group as DescribeGroups shows it.
@@ -170,7 +172,7 @@ pub struct GroupMemberView {
     /// Client host.
     pub host: String,
     /// Assigned partitions.
-    pub partitions: Vec<Partition>,
+    pub partitions: Vec<TopicPartition>,
 }
 
 /// Lag of one partition, from the broker's committed offset and log end.
@@ -205,7 +207,7 @@ pub struct State {
     /// The rebalance in progress.
     pub pending: Option<Pending>,
     /// The cause of a failed attempt, for a completion that follows without a new start.
-    pub carried_cause: Option<Cause>,
+    pub carried_cause: Option<RebalanceCause>,
     /// Recent rebalances, oldest first, at most `rebalances.history`.
     pub history: VecDeque<RebalanceRecord>,
     /// The history's cap.
@@ -225,9 +227,9 @@ pub struct State {
     /// The group from the broker.
     pub group: Option<GroupView>,
     /// Lag per partition.
-    pub lag: BTreeMap<Partition, PartitionLag>,
+    pub lag: BTreeMap<TopicPartition, PartitionLag>,
     /// Log-end samples per partition, for time lag.
-    pub samples: BTreeMap<Partition, LagSamples>,
+    pub samples: BTreeMap<TopicPartition, LagSamples>,
     /// When the broker watch loop last ran (success or not).
     pub watch_tick: Option<Instant>,
     /// Its last error.
@@ -240,7 +242,7 @@ pub struct State {
     pub unclassified: VecDeque<Unclassified>,
     /// Partitions lost outside a rebalance (an expired member loses everything, then rejoins):
     /// they go to the next one.
-    pub lost_before_start: Vec<Partition>,
+    pub lost_before_start: Vec<TopicPartition>,
 }
 
 impl State {
@@ -309,19 +311,23 @@ impl State {
 /// The cause to count. The member reports `member_joined` whenever the coordinator answers
 /// REBALANCE_IN_PROGRESS (the protocol does not say why); the direction of its own assignment
 /// tells a join from a leave: it grew without losing anything → a member left.
-pub fn refine_cause(reported: Cause, pending: Option<&Pending>, assignment: &[Partition]) -> Cause {
+pub fn refine_cause(
+    reported: RebalanceCause,
+    pending: Option<&Pending>,
+    assignment: &[TopicPartition],
+) -> RebalanceCause {
     let Some(p) = pending else {
         return reported;
     };
-    if reported != Cause::MemberJoined || p.generation_before < 0 {
+    if reported != RebalanceCause::MemberJoined || p.generation_before < 0 {
         return reported;
     }
-    let before: std::collections::BTreeSet<&Partition> = p.assignment_before.iter().collect();
-    let after: std::collections::BTreeSet<&Partition> = assignment.iter().collect();
+    let before: std::collections::BTreeSet<&TopicPartition> = p.assignment_before.iter().collect();
+    let after: std::collections::BTreeSet<&TopicPartition> = assignment.iter().collect();
     if after.len() > before.len() && before.is_subset(&after) {
-        Cause::MemberLeft
+        RebalanceCause::MemberLeft
     } else {
-        Cause::MemberJoined
+        RebalanceCause::MemberJoined
     }
 }
 
@@ -342,7 +348,7 @@ pub fn classify(
     after: &BTreeSet<String>,
     watch: &BTreeMap<String, MemberWatch>,
     stall: Duration,
-) -> (Option<Cause>, Vec<String>, Vec<DepartedMember>) {
+) -> (Option<RebalanceCause>, Vec<String>, Vec<DepartedMember>) {
     let joined: Vec<String> = after.difference(before).cloned().collect();
     let left: Vec<DepartedMember> = before
         .difference(after)
@@ -355,11 +361,11 @@ pub fn classify(
         .iter()
         .any(|m| m.stalled_seconds >= stall.as_secs_f64() && m.stalled_seconds > 0.0)
     {
-        Some(Cause::SessionTimeout)
+        Some(RebalanceCause::SessionTimeout)
     } else if !left.is_empty() {
-        Some(Cause::MemberLeft)
+        Some(RebalanceCause::MemberLeft)
     } else if !joined.is_empty() {
-        Some(Cause::MemberJoined)
+        Some(RebalanceCause::MemberJoined)
     } else {
         None
     };
@@ -395,7 +401,7 @@ mod tests {
             &watch,
             Duration::from_millis(1500),
         );
-        assert_eq!(cause, Some(Cause::SessionTimeout));
+        assert_eq!(cause, Some(RebalanceCause::SessionTimeout));
         assert!(joined.is_empty());
         assert_eq!(left.len(), 1);
         assert!((left[0].stalled_seconds - 3.0).abs() < 0.01);
@@ -406,7 +412,7 @@ mod tests {
             &watch,
             Duration::from_secs(10),
         );
-        assert_eq!(cause, Some(Cause::MemberLeft));
+        assert_eq!(cause, Some(RebalanceCause::MemberLeft));
     }
 
     #[test]
@@ -416,13 +422,13 @@ mod tests {
         let (cause, joined, _) = classify(&ids(&["me"]), &ids(&["me", "new"]), &watch, stall);
         assert_eq!(
             (cause, joined),
-            (Some(Cause::MemberJoined), vec!["new".to_string()])
+            (Some(RebalanceCause::MemberJoined), vec!["new".to_string()])
         );
         // Never seen with partitions: no evidence of a stall.
         let (cause, ..) = classify(&ids(&["me", "old"]), &ids(&["me"]), &watch, stall);
-        assert_eq!(cause, Some(Cause::MemberLeft));
+        assert_eq!(cause, Some(RebalanceCause::MemberLeft));
         let (cause, ..) = classify(&ids(&["me", "old"]), &ids(&["me", "new"]), &watch, stall);
-        assert_eq!(cause, Some(Cause::MemberLeft));
+        assert_eq!(cause, Some(RebalanceCause::MemberLeft));
         let (cause, ..) = classify(&ids(&["me"]), &ids(&["me"]), &watch, stall);
         assert_eq!(cause, None);
     }

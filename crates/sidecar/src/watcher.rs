@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::Partition;
 use mooring_coordinator::admin::OffsetSpec;
 use mooring_coordinator::group::TopicPartition;
 use mooring_coordinator::Client;
@@ -91,7 +90,7 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
                     a.partitions
                         .iter()
                         .flat_map(|t| {
-                            t.partitions.iter().map(|&p| Partition {
+                            t.partitions.iter().map(|&p| TopicPartition {
                                 topic: t.topic.clone(),
                                 partition: p,
                             })
@@ -132,15 +131,16 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
     };
 
     // Outside Stable the broker lists no assignments: owners are then kept from the last view.
-    let owners: Option<BTreeMap<Partition, String>> = (description.state == "Stable").then(|| {
-        members
-            .iter()
-            .flat_map(|m| {
-                let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
-                m.partitions.iter().map(|p| (p.clone(), owner.clone()))
-            })
-            .collect()
-    });
+    let owners: Option<BTreeMap<TopicPartition, String>> =
+        (description.state == "Stable").then(|| {
+            members
+                .iter()
+                .flat_map(|m| {
+                    let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
+                    m.partitions.iter().map(|p| (p.clone(), owner.clone()))
+                })
+                .collect()
+        });
     let now = unix_now();
     let mut state = app.state();
     state.group = Some(GroupView {
@@ -156,7 +156,7 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
     // for stale series).
     let mut watched = BTreeSet::new();
     for tp in &partitions {
-        let key = Partition {
+        let key = TopicPartition {
             topic: tp.topic.clone(),
             partition: tp.partition,
         };
@@ -214,7 +214,7 @@ fn track_members(state: &mut State, group_state: &str, asked: Instant) {
     let listed: BTreeSet<String> = view.members.iter().map(|m| m.member_id.clone()).collect();
     let stable = group_state == "Stable";
     for member in &view.members {
-        let committed: BTreeMap<Partition, i64> = member
+        let committed: BTreeMap<TopicPartition, i64> = member
             .partitions
             .iter()
             .filter_map(|p| Some((p.clone(), state.lag.get(p)?.committed?)))

@@ -8,18 +8,22 @@ mod common;
 use std::time::Duration;
 
 use common::{alert_entry, get, get_json, level, metric, post_events, request, sidecar};
-use mooring_consumer::telemetry::{Cause, Event, Partition, Phases};
+use mooring_consumer::telemetry::{Event, Phases, RebalanceCause, TopicPartition};
 use mooring_sidecar::SidecarConfig;
 
-fn p(n: i32) -> Partition {
-    Partition {
+fn p(n: i32) -> TopicPartition {
+    TopicPartition {
         topic: "t".into(),
         partition: n,
     }
 }
 
 /// One whole rebalance as a member reports it.
-fn rebalance(cause: Cause, generation_before: i32, assignment: Vec<Partition>) -> Vec<Event> {
+fn rebalance(
+    cause: RebalanceCause,
+    generation_before: i32,
+    assignment: Vec<TopicPartition>,
+) -> Vec<Event> {
     vec![
         Event::RebalanceStarted {
             cause,
@@ -58,11 +62,15 @@ fn rebalance(cause: Cause, generation_before: i32, assignment: Vec<Partition>) -
 #[tokio::test]
 async fn events_become_metrics_by_cause_with_histograms() {
     let s = sidecar("").await;
-    let mut events = rebalance(Cause::MemberJoined, -1, vec![p(0), p(1)]);
+    let mut events = rebalance(RebalanceCause::MemberJoined, -1, vec![p(0), p(1)]);
     // Someone joins: this member keeps less. Then they leave: it gets everything back.
-    events.extend(rebalance(Cause::MemberJoined, 1, vec![p(0)]));
-    events.extend(rebalance(Cause::MemberJoined, 2, vec![p(0), p(1)]));
-    events.extend(rebalance(Cause::MetadataChange, 3, vec![p(0), p(1)]));
+    events.extend(rebalance(RebalanceCause::MemberJoined, 1, vec![p(0)]));
+    events.extend(rebalance(RebalanceCause::MemberJoined, 2, vec![p(0), p(1)]));
+    events.extend(rebalance(
+        RebalanceCause::MetadataChange,
+        3,
+        vec![p(0), p(1)],
+    ));
     let (status, body) = post_events(s.addr, &events).await;
     assert_eq!(status, 202, "{body}");
     let (_, text) = get(s.addr, "/metrics").await;
@@ -141,7 +149,7 @@ async fn dropped_events_are_counted_once() {
 #[tokio::test]
 async fn rebalance_alert_moves_ok_warning_critical_and_back() {
     let s = sidecar("[alerts.rebalances]\n\"window.ms\" = 1500\nwarning = 2\ncritical = 3\n").await;
-    let one = |g| rebalance(Cause::MemberJoined, g, vec![p(0)]);
+    let one = |g| rebalance(RebalanceCause::MemberJoined, g, vec![p(0)]);
     assert_eq!(level(&get_json(s.addr, "/alerts").await, "rebalances"), 0);
     post_events(s.addr, &one(-1)).await;
     assert_eq!(level(&get_json(s.addr, "/alerts").await, "rebalances"), 0);

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::Partition;
+use mooring_consumer::telemetry::TopicPartition;
 use mooring_sidecar::metrics::scrape;
 use mooring_sidecar::state::PartitionLag;
 use mooring_sidecar::{App, SidecarConfig};
@@ -152,8 +152,8 @@ fn lag(records: i64, seconds: f64) -> PartitionLag {
     }
 }
 
-fn key(topic: &str, partition: i32) -> Partition {
-    Partition {
+fn key(topic: &str, partition: i32) -> TopicPartition {
+    TopicPartition {
         topic: topic.to_string(),
         partition,
     }
@@ -320,7 +320,7 @@ async fn the_broker_watch_fills_the_series_and_drops_an_unwatched_partitions() {
         ends.iter().map(|(&p, &e)| (p, e)).collect::<Vec<_>>()
     );
 
-    // Partition 2's committed offset deleted: the watch no longer looks at it.
+    // TopicPartition 2's committed offset deleted: the watch no longer looks at it.
     cluster.tool_ok(
         "ConsumerGroupCommand",
         &[

@@ -118,7 +118,7 @@ pub(crate) async fn commit_offsets(
     let result = member
         .commit_within(
             todo.iter()
-                .map(|(tp, o)| (tp.clone().into(), OffsetAndMetadata::new(*o)))
+                .map(|(tp, o)| (tp.clone(), OffsetAndMetadata::new(*o)))
                 .collect(),
             deadline.saturating_duration_since(Instant::now()),
         )

@@ -26,9 +26,7 @@ use std::time::Duration;
 
 #[cfg(doc)]
 use mooring_coordinator::group::GroupConfig;
-use mooring_coordinator::group::{
-    GroupHandle, RebalanceListener, TopicPartition as GroupTp, WeakGroupHandle,
-};
+use mooring_coordinator::group::{GroupHandle, RebalanceListener, WeakGroupHandle};
 use mooring_coordinator::Client;
 use tokio::time::{timeout_at, Instant};
 
@@ -49,10 +47,6 @@ pub(crate) struct MemberListener<H: Handler> {
     pub(crate) member: Arc<OnceLock<WeakGroupHandle<Client>>>,
     pub(crate) commits: Arc<CommitLock>,
     pub(crate) user: Option<Arc<dyn ErasedListener>>,
-}
-
-fn convert(partitions: Vec<GroupTp>) -> Vec<TopicPartition> {
-    partitions.into_iter().map(TopicPartition::from).collect()
 }
 
 impl<H: Handler> MemberListener<H> {
@@ -128,8 +122,8 @@ impl<H: Handler> Drop for Removal<'_, H> {
 }
 
 impl<H: Handler> RebalanceListener for MemberListener<H> {
-    async fn revoked(&self, partitions: Vec<GroupTp>) {
-        let tps = convert(partitions);
+    async fn revoked(&self, partitions: Vec<TopicPartition>) {
+        let tps = partitions;
         let deadline = Instant::now() + self.revoke_bound();
         let removal = Removal {
             shared: &self.shared,
@@ -167,11 +161,11 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
         }
     }
 
-    async fn assigned(&self, partitions: Vec<GroupTp>) {
+    async fn assigned(&self, partitions: Vec<TopicPartition>) {
         // Bumped before the change: a look-up that checks it under the state's lock never
         // applies old answers to new partitions.
         self.shared.assignment_changed();
-        let tps = self.assign(&convert(partitions));
+        let tps = self.assign(&partitions);
         self.engine.add_partitions(tps.iter().cloned());
         let member = self.member();
         match tokio::time::timeout(
@@ -192,8 +186,8 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
         }
     }
 
-    async fn lost(&self, partitions: Vec<GroupTp>) {
-        let tps = convert(partitions);
+    async fn lost(&self, partitions: Vec<TopicPartition>) {
+        let tps = partitions;
         let discarded = self.engine.drop_partitions(tps.iter().cloned());
         tracing::info!(partitions = ?tps, discarded, "partitions lost");
         self.shared.assignment_changed();
@@ -249,7 +243,7 @@ mod tests {
             user: None,
         };
 
-        let revoke = listener.revoked(vec![GroupTp::new("t", 0)]);
+        let revoke = listener.revoked(vec![TopicPartition::new("t", 0)]);
         let cut = tokio::time::timeout(Duration::from_secs(1), revoke).await;
 
         assert!(cut.is_err(), "the drain was still waiting for the handler");

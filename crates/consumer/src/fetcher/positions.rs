@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use mooring_coordinator::admin::OffsetSpec as AdminSpec;
-use mooring_coordinator::group::{GroupHandle, TopicPartition as GroupTp};
+use mooring_coordinator::group::GroupHandle;
 use mooring_coordinator::Client;
 
 use crate::config::IsolationLevel;
@@ -37,9 +37,7 @@ pub(crate) async fn initialize(
     let initializing = shared.subs().initializing_partitions();
     if let (false, Some(member)) = (initializing.is_empty(), member) {
         let epoch = shared.assignment_epoch();
-        let found = member
-            .committed(initializing.iter().cloned().map(GroupTp::from))
-            .await?;
+        let found = member.committed(initializing.iter().cloned()).await?;
         let found = found.into_iter().map(|(tp, committed)| {
             let committed = committed.filter(|c| c.offset >= 0).map(|c| {
                 let mut out = CommittedOffset::new(c.offset);
@@ -51,7 +49,7 @@ pub(crate) async fn initialize(
                 }
                 out
             });
-            (TopicPartition::from(tp), committed)
+            (tp, committed)
         });
         let mut subs = shared.subs();
         // A rebalance in between may have committed newer offsets: look again next round.
@@ -69,7 +67,7 @@ pub(crate) async fn initialize(
             }
             other => ConsumerError::Subscription(other),
         })?;
-    let mut by_strategy: BTreeMap<u8, (OffsetResetStrategy, AdminSpec, Vec<GroupTp>)> =
+    let mut by_strategy: BTreeMap<u8, (OffsetResetStrategy, AdminSpec, Vec<TopicPartition>)> =
         BTreeMap::new();
     for (tp, spec) in request.partitions {
         let (key, strategy, admin) = match spec {
@@ -82,7 +80,7 @@ pub(crate) async fn initialize(
             .entry(key)
             .or_insert_with(|| (strategy, admin, Vec::new()))
             .2
-            .push(tp.into());
+            .push(tp);
     }
     let read_committed = shared.config.fetch.isolation_level == IsolationLevel::ReadCommitted;
     for (_, (strategy, spec, partitions)) in by_strategy {
@@ -91,7 +89,6 @@ pub(crate) async fn initialize(
             .list_offsets_with(&partitions, spec, read_committed)
             .await?;
         for (tp, offset) in listed {
-            let tp = TopicPartition::from(tp);
             let mut position = FetchPosition::new(offset.offset);
             if let Some(epoch) = offset.leader_epoch {
                 position = position.with_leader_epoch(epoch);

@@ -4,13 +4,11 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mooring_coordinator::assignor::RebalanceProtocol;
-use mooring_coordinator::group::{
-    GroupEventKind, PhaseTimings, RebalanceCause, TopicPartition as GroupPartition,
-};
+use mooring_coordinator::group::{GroupEventKind, PhaseTimings};
 
-use super::schema::{Cause, Event, Partition, Phases};
+use super::schema::{Event, Phases};
 use crate::processing::ProcessingEvent;
-use crate::{ConsumerEvent, TopicPartition};
+use crate::ConsumerEvent;
 
 /// The schema event for `event` and when it happened (ms since the epoch).
 pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
@@ -25,7 +23,7 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
             now_ms(),
             Event::FetchError {
                 node,
-                partition: partition.as_ref().map(part),
+                partition,
                 error,
             },
         )),
@@ -38,7 +36,7 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
             now_ms(),
             Event::TopicUnavailable {
                 topic,
-                partitions: partitions.iter().map(part).collect(),
+                partitions,
                 error: code.to_string(),
                 recheck_in_seconds: recheck_in.as_secs_f64(),
             },
@@ -50,7 +48,7 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
         } => Some((
             now_ms(),
             Event::OffsetReset {
-                partition: part(&partition),
+                partition,
                 strategy: strategy.as_str().to_string(),
                 offset,
             },
@@ -80,28 +78,12 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
             now_ms(),
             Event::Shutdown {
                 duration_seconds: duration.as_secs_f64(),
-                timed_out: timed_out.iter().map(part).collect(),
+                timed_out,
             },
         )),
         // `ConsumerEvent` is non-exhaustive: a new variant is skipped until the schema has it.
         #[allow(unreachable_patterns)]
         _ => None,
-    }
-}
-
-/// The label value of a cause. `NewMember` is `member_joined`: this member is the one joining.
-pub fn cause(cause: RebalanceCause) -> Cause {
-    match cause {
-        RebalanceCause::NewMember | RebalanceCause::MemberJoined => Cause::MemberJoined,
-        RebalanceCause::MemberLeft => Cause::MemberLeft,
-        RebalanceCause::SessionTimeout => Cause::SessionTimeout,
-        RebalanceCause::PollIntervalExceeded => Cause::PollIntervalExceeded,
-        RebalanceCause::MetadataChange => Cause::MetadataChange,
-        RebalanceCause::CoordinatorMoved => Cause::CoordinatorMoved,
-        RebalanceCause::Fenced => Cause::Fenced,
-        RebalanceCause::SubscriptionChange => Cause::SubscriptionChange,
-        RebalanceCause::CooperativeFollowUp => Cause::CooperativeFollowUp,
-        RebalanceCause::Unknown => Cause::Unknown,
     }
 }
 
@@ -112,7 +94,7 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             generation,
             protocol,
         } => Event::RebalanceStarted {
-            cause: cause(c),
+            cause: c,
             generation,
             protocol: protocol_name(protocol).to_string(),
         },
@@ -122,7 +104,7 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             timed_out,
             ..
         } => Event::PartitionsRevoked {
-            partitions: group_parts(&partitions),
+            partitions,
             duration_seconds: duration.as_secs_f64(),
             timed_out,
         },
@@ -152,8 +134,8 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             duration,
             timed_out,
         } => Event::PartitionsAssigned {
-            added: group_parts(&added),
-            assignment: group_parts(&assignment),
+            added,
+            assignment,
             duration_seconds: duration.as_secs_f64(),
             timed_out,
         },
@@ -162,7 +144,7 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             duration,
             timed_out,
         } => Event::PartitionsLost {
-            partitions: group_parts(&partitions),
+            partitions,
             duration_seconds: duration.as_secs_f64(),
             timed_out,
         },
@@ -238,11 +220,11 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
 fn processing_event(event: ProcessingEvent) -> Option<Event> {
     Some(match event {
         ProcessingEvent::BackpressurePause { partition, .. } => Event::Backpressure {
-            partition: part(&partition),
+            partition,
             paused: true,
         },
         ProcessingEvent::BackpressureResume { partition, .. } => Event::Backpressure {
-            partition: part(&partition),
+            partition,
             paused: false,
         },
         ProcessingEvent::PollIntervalExceeded {
@@ -250,7 +232,7 @@ fn processing_event(event: ProcessingEvent) -> Option<Event> {
             offset,
             elapsed,
         } => Event::PollIntervalExceeded {
-            partition: part(&partition),
+            partition,
             offset,
             elapsed_seconds: elapsed.as_secs_f64(),
         },
@@ -261,15 +243,14 @@ fn processing_event(event: ProcessingEvent) -> Option<Event> {
             error,
             ..
         } => Event::HandlerFailed {
-            partition: part(&partition),
+            partition,
             offset,
             attempt,
             error: error.to_string(),
         },
-        ProcessingEvent::RecordAbandoned { partition, offset } => Event::RecordAbandoned {
-            partition: part(&partition),
-            offset,
-        },
+        ProcessingEvent::RecordAbandoned { partition, offset } => {
+            Event::RecordAbandoned { partition, offset }
+        }
         #[allow(unreachable_patterns)]
         _ => return None,
     })
@@ -292,23 +273,6 @@ fn phase_timings(p: PhaseTimings) -> Phases {
     }
 }
 
-pub(crate) fn part(tp: &TopicPartition) -> Partition {
-    Partition {
-        topic: tp.topic.clone(),
-        partition: tp.partition,
-    }
-}
-
-fn group_parts(parts: &[GroupPartition]) -> Vec<Partition> {
-    parts
-        .iter()
-        .map(|tp| Partition {
-            topic: tp.topic.clone(),
-            partition: tp.partition,
-        })
-        .collect()
-}
-
 /// Milliseconds since the epoch (0 for a clock before it).
 pub(crate) fn millis(at: SystemTime) -> u64 {
     at.duration_since(UNIX_EPOCH)
@@ -327,6 +291,8 @@ mod tests {
     #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
     use mooring_wire::error_code::ErrorCode;
+
+    use crate::TopicPartition;
 
     use super::*;
 

@@ -42,9 +42,8 @@ pub mod schema;
 mod snapshot;
 
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
-pub use convert::cause as schema_cause;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
-    Cause, Envelope, Event, HandlerLatency, MemberIdentity, Partition, PartitionSnapshot, Phases,
-    Snapshot, HANDLER_LATENCY_BUCKETS_SECONDS,
+    Envelope, Event, HandlerLatency, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause,
+    Snapshot, TopicPartition, HANDLER_LATENCY_BUCKETS_SECONDS,
 };

@@ -15,6 +15,7 @@
 //! version; durations are `*_seconds` floats; a reader skips lines whose `type` it does not know
 //! (and counts them) instead of failing the batch. The sidecar deserializes these same types.
 
+pub use mooring_coordinator::group::{RebalanceCause, TopicPartition};
 use serde::{Deserialize, Serialize};
 
 /// The version written in every envelope's `schema` field.
@@ -48,74 +49,6 @@ pub struct MemberIdentity {
     pub client_id: String,
 }
 
-/// One partition.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Partition {
-    /// The topic.
-    pub topic: String,
-    /// The partition index.
-    pub partition: i32,
-}
-
-/// Why a rebalance started: the closed set the sidecar uses as the `cause` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    /// A member joined (this one for the first time, or another: the coordinator said
-    /// REBALANCE_IN_PROGRESS).
-    MemberJoined,
-    /// A member left.
-    MemberLeft,
-    /// This member's session expired (UNKNOWN_MEMBER_ID).
-    SessionTimeout,
-    /// The processing loop missed `max.poll.interval.ms`.
-    PollIntervalExceeded,
-    /// Partition counts of subscribed topics changed.
-    MetadataChange,
-    /// The coordinator moved and the membership was lost.
-    CoordinatorMoved,
-    /// The generation (or the instance id) was fenced.
-    Fenced,
-    /// The application changed its subscription.
-    SubscriptionChange,
-    /// The cooperative protocol's follow-up rebalance (KIP-429).
-    CooperativeFollowUp,
-    /// Anything else (also: a completion whose start was not seen).
-    Unknown,
-}
-
-impl Cause {
-    /// Every cause, in label order.
-    pub const ALL: [Cause; 10] = [
-        Cause::MemberJoined,
-        Cause::MemberLeft,
-        Cause::SessionTimeout,
-        Cause::PollIntervalExceeded,
-        Cause::MetadataChange,
-        Cause::CoordinatorMoved,
-        Cause::Fenced,
-        Cause::SubscriptionChange,
-        Cause::CooperativeFollowUp,
-        Cause::Unknown,
-    ];
-
-    /// The label value (as serialized).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::MemberJoined => "member_joined",
-            Cause::MemberLeft => "member_left",
-            Cause::SessionTimeout => "session_timeout",
-            Cause::PollIntervalExceeded => "poll_interval_exceeded",
-            Cause::MetadataChange => "metadata_change",
-            Cause::CoordinatorMoved => "coordinator_moved",
-            Cause::Fenced => "fenced",
-            Cause::SubscriptionChange => "subscription_change",
-            Cause::CooperativeFollowUp => "cooperative_follow_up",
-            Cause::Unknown => "unknown",
-        }
-    }
-}
-
 /// Durations of one rebalance's phases, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Phases {
@@ -139,7 +72,7 @@ pub enum Event {
     /// A rebalance started.
     RebalanceStarted {
         /// Why.
-        cause: Cause,
+        cause: RebalanceCause,
         /// The generation held when it started (`-1`: none).
         generation: i32,
         /// `eager` or `cooperative`.
@@ -148,7 +81,7 @@ pub enum Event {
     /// The revoke listener ran.
     PartitionsRevoked {
         /// The partitions revoked.
-        partitions: Vec<Partition>,
+        partitions: Vec<TopicPartition>,
         /// How long the listener (drain + commit + the application's callback) took.
         duration_seconds: f64,
         /// The listener hit its time limit.
@@ -177,9 +110,9 @@ pub enum Event {
     /// The assign listener ran.
     PartitionsAssigned {
         /// Partitions new to this member.
-        added: Vec<Partition>,
+        added: Vec<TopicPartition>,
         /// Everything it owns now.
-        assignment: Vec<Partition>,
+        assignment: Vec<TopicPartition>,
         /// Listener time.
         duration_seconds: f64,
         /// The listener hit its time limit.
@@ -188,7 +121,7 @@ pub enum Event {
     /// Partitions were lost (no commit possible).
     PartitionsLost {
         /// The partitions.
-        partitions: Vec<Partition>,
+        partitions: Vec<TopicPartition>,
         /// Listener time.
         duration_seconds: f64,
         /// The listener hit its time limit.
@@ -263,7 +196,7 @@ pub enum Event {
     /// A handler ran past `max.poll.interval.ms`.
     PollIntervalExceeded {
         /// The record's partition.
-        partition: Partition,
+        partition: TopicPartition,
         /// The record's offset.
         offset: i64,
         /// How long it has run.
@@ -272,14 +205,14 @@ pub enum Event {
     /// Backpressure paused (`paused: true`) or resumed fetching of a partition.
     Backpressure {
         /// The partition.
-        partition: Partition,
+        partition: TopicPartition,
         /// Paused or resumed.
         paused: bool,
     },
     /// A handler failed.
     HandlerFailed {
         /// The record's partition.
-        partition: Partition,
+        partition: TopicPartition,
         /// The record's offset.
         offset: i64,
         /// The attempt that failed (from 1).
@@ -292,7 +225,7 @@ pub enum Event {
     /// fetched again from its committed offset (a restart, or another owner).
     RecordAbandoned {
         /// The record's partition.
-        partition: Partition,
+        partition: TopicPartition,
         /// The record's offset.
         offset: i64,
     },
@@ -301,7 +234,7 @@ pub enum Event {
         /// The broker.
         node: i32,
         /// The partition, if the error was a partition's.
-        partition: Option<Partition>,
+        partition: Option<TopicPartition>,
         /// The error.
         error: String,
     },
@@ -311,7 +244,7 @@ pub enum Event {
         /// The topic.
         topic: String,
         /// Its assigned partitions, no longer fetched.
-        partitions: Vec<Partition>,
+        partitions: Vec<TopicPartition>,
         /// The broker's error (e.g. `UNKNOWN_TOPIC_ID (100)`).
         error: String,
         /// When the topic is looked up again.
@@ -320,7 +253,7 @@ pub enum Event {
     /// `auto.offset.reset` (or a seek to the beginning/end) moved a position.
     OffsetReset {
         /// The partition.
-        partition: Partition,
+        partition: TopicPartition,
         /// `earliest`, `latest` or `none`.
         strategy: String,
         /// The new position.
@@ -336,7 +269,7 @@ pub enum Event {
         /// From the request to the end.
         duration_seconds: f64,
         /// Partitions whose handlers were still running when the drain timed out.
-        timed_out: Vec<Partition>,
+        timed_out: Vec<TopicPartition>,
     },
     /// Events were lost (the consumer's stream or the exporter's buffer was full, or the
     /// sidecar was unreachable); sent as soon as the sidecar answers again.

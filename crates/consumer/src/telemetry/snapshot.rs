@@ -4,7 +4,6 @@
 //! latency histogram. Locks are taken briefly, one at a time,
 //! never across an `.await`.
 
-use super::convert::part;
 use super::schema::{HandlerLatency, PartitionSnapshot, Snapshot};
 use crate::Consumer;
 
@@ -16,7 +15,7 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         let subs = shared.subs();
         subs.partitions()
             .map(|(tp, state)| {
-                let p = part(tp);
+                let p = tp.clone();
                 PartitionSnapshot {
                     topic: p.topic,
                     partition: p.partition,
@@ -60,7 +59,7 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
             count: m.handler_latency.count(),
         });
         for pm in &m.partitions {
-            let key = part(&pm.partition);
+            let key = pm.partition.clone();
             if let Some(ps) = partitions
                 .iter_mut()
                 .find(|ps| ps.topic == key.topic && ps.partition == key.partition)

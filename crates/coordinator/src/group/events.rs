@@ -17,14 +17,18 @@ use super::config::FencedPolicy;
 use super::state::TopicPartition;
 use crate::assignor::RebalanceProtocol;
 
-/// Why a rebalance started (a closed set, as the sidecar's metrics label it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Why a rebalance started: a closed set, the one cause type of every Mooring crate. Its
+/// snake_case names (`member_joined`, ...) are the telemetry schema's wire values and the
+/// sidecar's `cause` label values, so a variant is never renamed, only added.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum RebalanceCause {
-    /// This member joins for the first time (or after leaving).
-    NewMember,
-    /// The coordinator is rebalancing because a member joined (heartbeat or SyncGroup answered
-    /// REBALANCE_IN_PROGRESS; the protocol does not say who caused it, so this is the usual
-    /// reading and the sidecar refines it from DescribeGroups).
+    /// A member joined: this one (its first join, or after leaving or losing its member id), or
+    /// another one (the coordinator answered REBALANCE_IN_PROGRESS; the protocol does not say
+    /// who caused it, so this is the usual reading and the sidecar refines it from
+    /// DescribeGroups).
     MemberJoined,
     /// A member left (reported by the runtime or the sidecar; the member itself cannot tell).
     MemberLeft,
@@ -43,8 +47,40 @@ pub enum RebalanceCause {
     SubscriptionChange,
     /// The cooperative protocol's follow-up join after revoking partitions (KIP-429).
     CooperativeFollowUp,
-    /// Anything else.
+    /// Anything else (also, for the sidecar: a completion whose start was not seen).
     Unknown,
+}
+
+impl RebalanceCause {
+    /// Every cause, in label order.
+    pub const ALL: [RebalanceCause; 10] = [
+        RebalanceCause::MemberJoined,
+        RebalanceCause::MemberLeft,
+        RebalanceCause::SessionTimeout,
+        RebalanceCause::PollIntervalExceeded,
+        RebalanceCause::MetadataChange,
+        RebalanceCause::CoordinatorMoved,
+        RebalanceCause::Fenced,
+        RebalanceCause::SubscriptionChange,
+        RebalanceCause::CooperativeFollowUp,
+        RebalanceCause::Unknown,
+    ];
+
+    /// The label value (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RebalanceCause::MemberJoined => "member_joined",
+            RebalanceCause::MemberLeft => "member_left",
+            RebalanceCause::SessionTimeout => "session_timeout",
+            RebalanceCause::PollIntervalExceeded => "poll_interval_exceeded",
+            RebalanceCause::MetadataChange => "metadata_change",
+            RebalanceCause::CoordinatorMoved => "coordinator_moved",
+            RebalanceCause::Fenced => "fenced",
+            RebalanceCause::SubscriptionChange => "subscription_change",
+            RebalanceCause::CooperativeFollowUp => "cooperative_follow_up",
+            RebalanceCause::Unknown => "unknown",
+        }
+    }
 }
 
 /// Durations of the phases of one rebalance.
@@ -121,7 +157,7 @@ pub enum GroupEventKind {
     /// `PartitionsAssigned` come before it as in a rebalance). The member expects it when, before
     /// joining, DescribeGroups shows the group Stable with its instance id among the members and
     /// a protocol it offers (then the coordinator does not rebalance); if the join fails instead,
-    /// the usual `RebalanceStarted` (cause `NewMember`) comes before the `RebalanceFailed`.
+    /// the usual `RebalanceStarted` (cause `MemberJoined`) comes before the `RebalanceFailed`.
     StaticRejoin {
         generation: i32,
         /// From the start (the DescribeGroups) to the assignment handed to the listener.

@@ -274,7 +274,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                         self.failure = None;
                     }
                     let cause = if first || self.member_id.is_empty() {
-                        RebalanceCause::NewMember
+                        RebalanceCause::MemberJoined
                     } else {
                         RebalanceCause::SubscriptionChange
                     };
@@ -423,7 +423,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let mut phases = PhaseTimings::default();
         let protocol = self.strategies.rebalance_protocol();
         self.static_rejoin =
-            cause == RebalanceCause::NewMember && self.static_rejoin_expected().await;
+            cause == RebalanceCause::MemberJoined && self.static_rejoin_expected().await;
         if !self.static_rejoin {
             self.events.emit(GroupEventKind::RebalanceStarted {
                 cause,
@@ -471,7 +471,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         if std::mem::take(&mut self.static_rejoin) {
             // Not the quiet rejoin expected: report the join as what it is.
             self.events.emit(GroupEventKind::RebalanceStarted {
-                cause: RebalanceCause::NewMember,
+                cause: RebalanceCause::MemberJoined,
                 generation: consumer_protocol::NO_GENERATION,
                 protocol: self.strategies.rebalance_protocol(),
             });
@@ -597,7 +597,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             }
         };
         let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
-        let reason = format!("{cause:?}");
+        let reason = cause.as_str().to_owned();
         let transport = self.transport.clone();
         let group = self.config.group_id.clone();
         // On the group connection, timed by the rebalance (see `GroupConfig::join_timeout`).

@@ -15,8 +15,20 @@ use mooring_wire::error_code::ErrorCode;
 use crate::assignor::RebalanceProtocol;
 use crate::error::Error;
 
-/// One partition of one topic.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// One partition of one topic, the one partition type of every Mooring crate (the consumer
+/// re-exports it as `mooring_consumer::TopicPartition`).
+///
+/// ```
+/// use mooring_coordinator::group::TopicPartition;
+///
+/// let tp = TopicPartition::new("orders", 3);
+/// assert_eq!(tp.to_string(), "orders-3");
+/// assert!(TopicPartition::new("orders", 2) < tp);
+/// ```
+/// It serializes as `{"topic": ..., "partition": ...}` (the telemetry schema's form).
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct TopicPartition {
     /// The topic name.
     pub topic: String,

@@ -28,7 +28,7 @@ pub(crate) fn rebalance(
         "rebalance",
         "messaging.system" = "kafka",
         "messaging.consumer.group.name" = group,
-        "mooring.rebalance.cause" = ?cause,
+        "mooring.rebalance.cause" = cause.as_str(),
         "mooring.rebalance.protocol" = ?protocol,
         "mooring.generation.before" = generation,
         "mooring.generation" = Empty,

@@ -92,7 +92,7 @@ fn group_requests() -> Vec<String> {
                     &config,
                     member_id.to_owned(),
                     protocols.clone(),
-                    format!("{:?}", RebalanceCause::NewMember),
+                    format!("{:?}", RebalanceCause::MemberJoined),
                 )
             }));
         }
@@ -218,11 +218,19 @@ fn version_dependent_fields_follow_the_version() {
         list_offsets(10, &partitions, -1, false, timeout).timeout_ms,
         30_000
     );
-    let join = |v| join_group(v, &config, String::new(), Vec::new(), "NewMember".into());
+    let join = |v| {
+        join_group(
+            v,
+            &config,
+            String::new(),
+            Vec::new(),
+            "member_joined".into(),
+        )
+    };
     assert_eq!(join(4).group_instance_id, None);
     assert_eq!(join(5).group_instance_id.as_deref(), Some("orders-demo-1"));
     assert_eq!(join(7).reason, None);
-    assert_eq!(join(8).reason.as_deref(), Some("NewMember"));
+    assert_eq!(join(8).reason.as_deref(), Some("member_joined"));
     assert_eq!(join(9).session_timeout_ms, 10_000);
     assert_eq!(join(9).rebalance_timeout_ms, 300_000);
     let sync = |v| sync_group(v, &config, 1, MEMBER.into(), "range".into(), Vec::new());

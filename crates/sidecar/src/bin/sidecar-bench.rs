@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use mooring_consumer::telemetry::schema::SCHEMA_VERSION;
 use mooring_consumer::telemetry::{
-    Cause, Envelope, Event, MemberIdentity, Partition, PartitionSnapshot, Phases, Snapshot,
+    Envelope, Event, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause, Snapshot,
+    TopicPartition,
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -451,9 +452,9 @@ impl Lines {
     }
 }
 
-fn partitions(topic: &str, n: i32) -> Vec<Partition> {
+fn partitions(topic: &str, n: i32) -> Vec<TopicPartition> {
     (0..n)
-        .map(|p| Partition {
+        .map(|p| TopicPartition {
             topic: topic.to_string(),
             partition: p,
         })
@@ -466,7 +467,7 @@ fn rebalance_body(lines: &mut Lines, topic: &str, n: i32) -> Result<Vec<u8>, Err
     let mut body = Vec::new();
     lines.line(
         Event::RebalanceStarted {
-            cause: Cause::MemberJoined,
+            cause: RebalanceCause::MemberJoined,
             generation: -1,
             protocol: "eager".into(),
         },
@@ -531,7 +532,7 @@ fn events_body(lines: &mut Lines, topic: &str, partitions: i32, n: u64) -> Resul
                 error: None,
             },
             k => Event::Backpressure {
-                partition: Partition {
+                partition: TopicPartition {
                     topic: topic.to_string(),
                     partition: (i as i32 / 4) % partitions.max(1),
                 },
@@ -982,7 +983,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
         let mut state = app.state();
         for p in 0..n {
             state.lag.insert(
-                mooring_consumer::telemetry::Partition {
+                mooring_consumer::telemetry::TopicPartition {
                     topic: topic.to_string(),
                     partition: p,
                 },

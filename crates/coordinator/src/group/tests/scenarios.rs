@@ -61,7 +61,7 @@ async fn join_request_lists_every_strategy_in_order_with_a_v3_subscription() {
         .iter()
         .filter_map(|k| match k {
             GroupEventKind::RebalanceStarted {
-                cause: RebalanceCause::NewMember,
+                cause: RebalanceCause::MemberJoined,
                 ..
             } => Some("started"),
             GroupEventKind::Joined {
@@ -178,7 +178,7 @@ async fn cooperative_revokes_only_moving_partitions_then_joins_again() {
     assert_eq!(
         causes,
         [
-            RebalanceCause::NewMember,
+            RebalanceCause::MemberJoined,
             RebalanceCause::MemberJoined,
             RebalanceCause::CooperativeFollowUp
         ]
