@@ -283,17 +283,24 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
     let reported = events.unavailable_topics();
     let result = stop(&c, run).await;
 
-    let floor = before_rate / 2.0;
-    let slow: Vec<(usize, usize)> = after
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, n)| (*n as f64) < floor)
-        .collect();
+    // The kept topic keeps its throughput: over the window after the deletion it is handled at
+    // no less than three quarters of the rate before, and never stops for more than two seconds
+    // in a row. (Per-second floors failed on a loaded 2-core machine, where a JVM stall empties a
+    // single second and the next one catches up: [.., 0, 635, 0, 372, ..] at 200/s.)
+    let after_rate = after.iter().sum::<usize>() as f64 / WINDOW.as_secs_f64();
     assert!(
-        slow.is_empty(),
-        "the kept topic fell below half its rate ({floor:.0}/s) in seconds {slow:?} after the \
-         deletion: {after:?}"
+        after_rate >= 0.75 * before_rate,
+        "the kept topic slowed from {before_rate:.0}/s to {after_rate:.0}/s after the deletion: \
+         {after:?}"
+    );
+    let longest_stop = after
+        .split(|n| *n > 0)
+        .map(<[usize]>::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest_stop <= 2,
+        "the kept topic stopped for {longest_stop} s in a row after the deletion: {after:?}"
     );
     assert!(
         reported.contains(&doomed),
