@@ -165,6 +165,20 @@ fn member(
 }
 
 impl Client {
+    /// TOPIC_AUTHORIZATION_FAILED in `metadata` for one of `topics`: the typed refusal.
+    fn readable(&self, topics: &[String], metadata: &crate::metadata::Metadata) -> Result<()> {
+        let denied = metadata.unauthorized_topics(topics);
+        if denied.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Authorization {
+            api: "Metadata",
+            resource: crate::error::Resource::Topics(denied),
+            principal: self.config().principal(),
+            code: ErrorCode::TopicAuthorizationFailed,
+        })
+    }
+
     /// Runs `attempt` until it succeeds, fails for good, or `default.api.timeout.ms` passes;
     /// retriable errors wait a back-off in between.
     async fn with_retries<T, Fut>(&self, what: &str, mut attempt: impl FnMut() -> Fut) -> Result<T>
@@ -223,10 +237,13 @@ impl Client {
                     if is_coordinator_move(code) {
                         self.forget_coordinator(group);
                     }
-                    return Err(broker_error(
+                    return Err(Error::from_code(
                         "DescribeGroups",
                         code,
                         described.error_message,
+                        group,
+                        Vec::new,
+                        || self.config().principal(),
                     ));
                 }
             }
@@ -319,7 +336,14 @@ impl Client {
                         if is_coordinator_move(code) {
                             self.forget_coordinator(group);
                         }
-                        Err(broker_error("OffsetFetch", code, None))
+                        Err(Error::from_code(
+                            "OffsetFetch",
+                            code,
+                            None,
+                            group,
+                            Vec::new,
+                            || self.config().principal(),
+                        ))
                     }
                 }
             })
@@ -359,7 +383,16 @@ impl Client {
             match ErrorCode::from(code) {
                 ErrorCode::None => {}
                 ErrorCode::UnknownTopicOrPartition => continue,
-                code => return Err(broker_error("OffsetFetch", code, None)),
+                code => {
+                    return Err(Error::from_code(
+                        "OffsetFetch",
+                        code,
+                        None,
+                        group,
+                        || vec![name],
+                        || self.config().principal(),
+                    ))
+                }
             }
             if offset < 0 {
                 continue; // no commit for this partition
@@ -405,6 +438,7 @@ impl Client {
             .into_iter()
             .collect();
         let mut metadata = self.refresh_topics(&topics).await?;
+        self.readable(&topics, &metadata)?;
         loop {
             let mut by_leader: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
             let mut last_error = None;
@@ -474,7 +508,14 @@ impl Client {
                                     Some(broker_error("ListOffsets", code, Some(tp.to_string())));
                             }
                             code => {
-                                return Err(broker_error("ListOffsets", code, Some(tp.to_string())))
+                                return Err(Error::from_code(
+                                    "ListOffsets",
+                                    code,
+                                    Some(tp.to_string()),
+                                    "",
+                                    || vec![tp.topic.clone()],
+                                    || self.config().principal(),
+                                ))
                             }
                         }
                     }

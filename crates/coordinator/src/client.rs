@@ -62,10 +62,12 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// The coordinator's node, or the broker's error for it.
+/// The coordinator's node, or the broker's error for it (GROUP_AUTHORIZATION_FAILED: the
+/// typed [`Error::Authorization`] naming the group and `principal`).
 fn coordinator_from(
     response: &mooring_wire::messages::FindCoordinatorResponse,
     group: &str,
+    principal: impl FnOnce() -> String,
 ) -> Result<(i32, String)> {
     let (code, message, node, host, port) =
         match response.coordinators.iter().find(|c| c.key == group) {
@@ -92,11 +94,14 @@ fn coordinator_from(
             code: ErrorCode::CoordinatorNotAvailable,
             message: Some(format!("no coordinator for group {group}")),
         }),
-        code => Err(Error::Broker {
-            api: "FindCoordinator",
+        code => Err(Error::from_code(
+            "FindCoordinator",
             code,
-            message: message.clone().filter(|m| !m.is_empty()),
-        }),
+            message.clone(),
+            group,
+            Vec::new,
+            principal,
+        )),
     }
 }
 
@@ -376,7 +381,9 @@ impl Client {
             let result = self
                 .send_any(|v| requests::find_coordinator(v, group))
                 .await
-                .and_then(|response| coordinator_from(&response, group));
+                .and_then(|response| {
+                    coordinator_from(&response, group, || self.inner.config.principal())
+                });
             match result {
                 Ok((node, address)) => {
                     tracing::debug!(group, node, %address, "coordinator found");
@@ -527,6 +534,10 @@ impl GroupTransport for Client {
         Client::call_coordinator_with(self, group, call, build)
     }
 
+    fn principal(&self) -> String {
+        self.inner.config.principal()
+    }
+
     fn request_timeout(&self) -> Duration {
         self.inner.config.request_timeout
     }
@@ -570,18 +581,31 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert_eq!(coordinator_from(&batched, "g").unwrap(), (2, "h:9".into()));
+        let principal = || "User:alice".to_string();
+        assert_eq!(
+            coordinator_from(&batched, "g", principal).unwrap(),
+            (2, "h:9".into())
+        );
         let single = FindCoordinatorResponse {
             error_code: ErrorCode::CoordinatorNotAvailable.code(),
             node_id: -1,
             ..Default::default()
         };
-        let err = coordinator_from(&single, "g").unwrap_err();
+        let err = coordinator_from(&single, "g", principal).unwrap_err();
         assert!(err.is_retriable(), "{err}");
         let denied = FindCoordinatorResponse {
             error_code: ErrorCode::GroupAuthorizationFailed.code(),
             ..Default::default()
         };
-        assert!(!coordinator_from(&denied, "g").unwrap_err().is_retriable());
+        let err = coordinator_from(&denied, "g", principal).unwrap_err();
+        assert!(!err.is_retriable() && err.is_fatal(), "{err}");
+        assert!(
+            matches!(
+                &err,
+                Error::Authorization { api: "FindCoordinator", resource: crate::error::Resource::Group(g), principal, .. }
+                    if g == "g" && principal == "User:alice"
+            ),
+            "{err:?}"
+        );
     }
 }

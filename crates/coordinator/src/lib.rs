@@ -16,6 +16,7 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod metadata;
+mod principal;
 pub(crate) mod requests;
 pub mod transport;
 

@@ -121,6 +121,26 @@ impl Metadata {
             .collect()
     }
 
+    /// Those of `topics` this snapshot answers TOPIC_AUTHORIZATION_FAILED for: the principal may
+    /// not even describe them. Sorted.
+    pub fn unauthorized_topics<'a>(
+        &self,
+        topics: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<String> {
+        let mut denied: Vec<String> = topics
+            .into_iter()
+            .filter(|t| {
+                self.topics
+                    .get(*t)
+                    .is_some_and(|info| info.error == ErrorCode::TopicAuthorizationFailed)
+            })
+            .cloned()
+            .collect();
+        denied.sort();
+        denied.dedup();
+        denied
+    }
+
     /// Number of partitions of a topic.
     pub fn partition_count(&self, topic: &str) -> Option<i32> {
         let t = self.topics.get(topic)?;

@@ -72,6 +72,12 @@ pub trait GroupTransport: Send + Sync + 'static {
     /// `request.timeout.ms`: what a request without a timeout of its own is allowed.
     fn request_timeout(&self) -> Duration;
 
+    /// Who this client is to the broker's authorizer, for the errors that name it
+    /// ([`ClientConfig::principal`](crate::ClientConfig::principal)).
+    fn principal(&self) -> String {
+        "this client".into()
+    }
+
     /// Forgets the coordinator of `group` (after NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a
     /// dead connection), so the next call rediscovers it.
     fn forget_coordinator(&self, group: &str);

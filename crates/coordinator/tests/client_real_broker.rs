@@ -369,9 +369,18 @@ async fn tls_with_a_wrong_ca_or_host_name_fails() {
         ("ssl.ca.location", cluster.var("MOORING_SSL_CLIENT_CERT")),
     ]))
     .unwrap();
-    let err = Client::connect(config).await.unwrap_err();
+    let client = Client::new(config).unwrap();
+    let err = client.refresh_metadata().await.unwrap_err();
     assert!(matches!(err, Error::Tls { .. }), "{err:?}");
     assert!(err.to_string().contains("UnknownIssuer"), "{err}");
+    assert!(err.is_fatal() && !err.is_retriable(), "{err:?}");
+    assert!(err.to_string().contains("User:ANONYMOUS"), "{err}");
+    // Remembered: later calls get it at once, without a handshake again.
+    for _ in 0..3 {
+        let again = client.find_coordinator("g").await.unwrap_err();
+        assert!(matches!(again, Error::Tls { .. }), "{again:?}");
+    }
+    assert_eq!(client.connection_attempts(), 1);
 
     // The right CA, but a host name the certificate does not name.
     let port = ssl.rsplit(':').next().unwrap();
@@ -449,10 +458,11 @@ async fn sasl_mechanisms_with_the_right_and_a_wrong_password() {
         let started = std::time::Instant::now();
         let err = client.refresh_metadata().await.unwrap_err();
         assert!(
-            matches!(&err, Error::Authentication { mechanism: m, .. } if m == mechanism),
+            matches!(&err, Error::Authentication { mechanism: m, principal, .. }
+                if m == mechanism && principal == "User:alice"),
             "{mechanism}: {err:?}"
         );
-        assert!(!err.is_retriable());
+        assert!(!err.is_retriable() && err.is_fatal());
         assert!(!err.to_string().contains("not-the-password"));
         assert!(started.elapsed() < Duration::from_secs(5), "fails fast");
         assert_eq!(client.connection_attempts(), 1, "{mechanism}");

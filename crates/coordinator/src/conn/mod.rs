@@ -7,6 +7,13 @@
 //! `security.protocol` says so, ApiVersions (KIP-35) at our highest version, falling back as KIP-511
 //! says when the broker answers UNSUPPORTED_VERSION, then SASL when configured. Every later request
 //! on the connection uses the highest version both sides support ([`Connection::version`]).
+//!
+//! A failure of the connection's security is fatal, not a network error: SASL refused
+//! ([`Error::Authentication`]) or a TLS handshake that TLS itself failed ([`Error::Tls`]: a
+//! certificate that does not verify, ours refused). The pool remembers it and connects no more
+//! ([`Pool`]); everything that needs a connection gets it at once, and the consumer ends with it.
+//! A handshake that the network cuts (reset, end of stream, timeout) is an I/O error like any
+//! other and retried.
 
 mod backoff;
 mod connection;
@@ -42,6 +49,8 @@ pub(crate) struct ConnectOptions {
     pub setup_timeout: Duration,
     pub tls: Option<Arc<rustls::ClientConfig>>,
     pub sasl: Option<SaslSettings>,
+    /// Who this client is, for the security errors ([`ClientConfig::principal`]).
+    pub principal: Arc<str>,
 }
 
 impl ConnectOptions {
@@ -66,6 +75,7 @@ impl ConnectOptions {
             setup_timeout: config.connection_setup_timeout,
             tls,
             sasl,
+            principal: Arc::from(config.principal()),
         })
     }
 }
@@ -104,7 +114,7 @@ pub(crate) async fn connect(
         Some(config) => {
             let stream = match tokio::time::timeout(
                 opts.setup_timeout,
-                tls::handshake(Arc::clone(config), host, tcp, &broker),
+                tls::handshake(Arc::clone(config), host, tcp, &broker, &opts.principal),
             )
             .await
             {
@@ -124,7 +134,7 @@ pub(crate) async fn connect(
     let versions = negotiate(&conn).await?;
     conn.set_versions(versions);
     if let Some(sasl) = &opts.sasl {
-        sasl::authenticate(&conn, sasl).await?;
+        sasl::authenticate(&conn, sasl, &opts.principal).await?;
     }
     Ok(conn)
 }

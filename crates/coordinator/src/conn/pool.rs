@@ -13,10 +13,12 @@
 //!
 //! Concurrent callers share one connection attempt: the first starts it on its own task (so a
 //! caller that is cancelled does not abandon it) and everyone waits on a watch channel; no lock is
-//! held across an await. An authentication failure is fatal for the whole pool: it is remembered
-//! and returned to every later caller without connecting again, until the client is rebuilt (as
+//! held across an await. A security failure of a connection (SASL refused, a TLS certificate that
+//! does not verify: [`Error::is_fatal`]) is fatal for the whole pool: it is remembered and
+//! returned to every later caller without connecting again, until the client is rebuilt (as
 //! Java's `AuthenticationException`: new connections with the same credentials would only fail
-//! again, and a reconnect storm can lock the account).
+//! again, and a reconnect storm can lock the account). It is logged once, as a warning: whoever
+//! gets it says it (the consumer ends with it, as one error).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -131,7 +133,7 @@ impl Pool {
         self.inner.attempts.load(Ordering::Relaxed)
     }
 
-    /// The fatal (authentication) error, if one happened.
+    /// The fatal (authentication, TLS) error, if one happened.
     pub fn fatal(&self) -> Option<Error> {
         self.inner.fatal.lock().ok().and_then(|f| f.clone())
     }
@@ -245,11 +247,12 @@ impl Pool {
             tracing::debug!(broker = %label, "connecting");
             let result = connect(&address, label.clone(), &inner.opts).await;
             if let Err(error) = &result {
-                tracing::warn!(broker = %label, %error, "connection failed");
-                if matches!(error, Error::Authentication { .. }) {
-                    if let Ok(mut fatal) = inner.fatal.lock() {
-                        fatal.get_or_insert_with(|| error.clone());
-                    }
+                if !error.is_fatal() {
+                    tracing::warn!(broker = %label, %error, "connection failed");
+                } else if remember_fatal(&inner, error) {
+                    tracing::warn!(broker = %label, %error, "connection refused for good; no more attempts");
+                } else {
+                    tracing::debug!(broker = %label, %error, "connection refused for good");
                 }
             }
             if let Ok(mut slots) = inner.slots.lock() {
@@ -277,6 +280,17 @@ impl Pool {
             let _ = tx.send(Some(result));
         });
         Ok(Next::Wait(rx))
+    }
+}
+
+/// Keeps the pool's first fatal error; `true` if `error` is it.
+fn remember_fatal(inner: &PoolInner, error: &Error) -> bool {
+    match inner.fatal.lock() {
+        Ok(mut fatal) if fatal.is_none() => {
+            *fatal = Some(error.clone());
+            true
+        }
+        _ => false,
     }
 }
 
@@ -361,6 +375,7 @@ mod tests {
             setup_timeout: Duration::from_secs(5),
             tls: None,
             sasl: None,
+            principal: Arc::from("User:ANONYMOUS"),
         };
         let backoff = Backoff {
             base: Duration::from_millis(10),

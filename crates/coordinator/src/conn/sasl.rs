@@ -23,18 +23,27 @@ use crate::error::{Error, Result};
 use crate::requests;
 
 /// Authenticates `conn` with the configured mechanism.
-pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> Result<()> {
+/// `principal` names this client in the errors.
+pub(crate) async fn authenticate(
+    conn: &Connection,
+    settings: &SaslSettings,
+    principal: &str,
+) -> Result<()> {
     let Some(mechanism) = settings.mechanism else {
         return Err(Error::Config {
             key: "sasl.mechanism".into(),
             message: "required with SASL".into(),
         });
     };
-    let fail = |message: String| Error::Authentication {
+    let failed = |code: ErrorCode, message: String| Error::Authentication {
         broker: conn.broker().to_string(),
         mechanism: mechanism.name().to_string(),
+        principal: principal.to_string(),
+        code,
         message,
     };
+    // A failure this client finds itself (a SCRAM signature that does not verify, ...).
+    let fail = |message: String| failed(ErrorCode::SaslAuthenticationFailed, message);
 
     let handshake_version = conn.version::<SaslHandshakeRequest>()?;
     if handshake_version < 1 {
@@ -52,12 +61,15 @@ pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> 
     match ErrorCode::from(handshake.error_code) {
         ErrorCode::None => {}
         ErrorCode::UnsupportedSaslMechanism => {
-            return Err(fail(format!(
-                "mechanism not enabled on the broker, which offers {:?}",
-                handshake.mechanisms
-            )))
+            return Err(failed(
+                ErrorCode::UnsupportedSaslMechanism,
+                format!(
+                    "UNSUPPORTED_SASL_MECHANISM: the broker offers {}",
+                    handshake.mechanisms.join(", ")
+                ),
+            ))
         }
-        code => return Err(fail(format!("SaslHandshake: {code}"))),
+        code => return Err(failed(code, format!("SaslHandshake: {code}"))),
     }
 
     let username = settings.username.clone().unwrap_or_default();
@@ -69,7 +81,7 @@ pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> 
             message.extend_from_slice(username.as_bytes());
             message.push(0);
             message.extend_from_slice(password.expose().as_bytes());
-            exchange(conn, Bytes::from(message), &fail).await?;
+            exchange(conn, Bytes::from(message), &failed).await?;
         }
         SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
             let hash = if mechanism == SaslMechanism::ScramSha256 {
@@ -79,11 +91,11 @@ pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> 
             };
             let mut scram =
                 ScramClient::new(hash, &username, password, new_nonce().map_err(&fail)?);
-            let server_first = exchange(conn, Bytes::from(scram.client_first()), &fail).await?;
+            let server_first = exchange(conn, Bytes::from(scram.client_first()), &failed).await?;
             let server_first = String::from_utf8(server_first.to_vec())
                 .map_err(|_| fail("server-first message is not UTF-8".into()))?;
             let client_final = scram.client_final(&server_first).map_err(&fail)?;
-            let server_final = exchange(conn, Bytes::from(client_final), &fail).await?;
+            let server_final = exchange(conn, Bytes::from(client_final), &failed).await?;
             let server_final = String::from_utf8(server_final.to_vec())
                 .map_err(|_| fail("server-final message is not UTF-8".into()))?;
             scram.verify_server_final(&server_final).map_err(&fail)?;
@@ -96,7 +108,7 @@ pub(crate) async fn authenticate(conn: &Connection, settings: &SaslSettings) -> 
                 .token()
                 .await
                 .map_err(|why| fail(format!("token provider failed: {why}")))?;
-            exchange(conn, oauthbearer_initial(&token), &fail).await?;
+            exchange(conn, oauthbearer_initial(&token), &failed).await?;
         }
     }
     tracing::debug!(
@@ -113,11 +125,11 @@ pub(crate) fn oauthbearer_initial(token: &Secret) -> Bytes {
     Bytes::from(format!("n,,\x01auth=Bearer {}\x01\x01", token.expose()))
 }
 
-/// One SaslAuthenticate round trip; a broker error is an authentication failure.
+/// One SaslAuthenticate round trip; a broker error is an authentication failure with its code.
 async fn exchange(
     conn: &Connection,
     auth_bytes: Bytes,
-    fail: &impl Fn(String) -> Error,
+    fail: &impl Fn(ErrorCode, String) -> Error,
 ) -> Result<Bytes> {
     let response = conn
         .call(|version| requests::sasl_authenticate(version, auth_bytes))
@@ -127,10 +139,13 @@ async fn exchange(
             conn.set_session_lifetime(response.session_lifetime_ms);
             Ok(response.auth_bytes)
         }
-        code => Err(fail(match response.error_message {
-            Some(message) if !message.is_empty() => format!("{code}: {message}"),
-            _ => code.to_string(),
-        })),
+        code => Err(fail(
+            code,
+            match response.error_message {
+                Some(message) if !message.is_empty() => format!("{code}: {message}"),
+                _ => code.to_string(),
+            },
+        )),
     }
 }
 

@@ -148,15 +148,19 @@ impl ServerCertVerifier for Verifier {
     }
 }
 
-/// Runs the TLS handshake over `tcp` for `host`.
+/// Runs the TLS handshake over `tcp` for `host`. A failure of TLS itself (rustls's error: a
+/// certificate that does not verify, an alert from the broker) is [`Error::Tls`], fatal; the
+/// network cutting the handshake (reset, end of stream) is [`Error::Io`], retried.
 pub(crate) async fn handshake(
     config: Arc<rustls::ClientConfig>,
     host: &str,
     tcp: TcpStream,
     broker: &str,
+    principal: &str,
 ) -> Result<TlsStream<TcpStream>> {
     let tls_error = |message: String| Error::Tls {
         broker: broker.to_string(),
+        principal: principal.to_string(),
         message,
     };
     let name = ServerName::try_from(host.to_string())
@@ -164,14 +168,49 @@ pub(crate) async fn handshake(
     TlsConnector::from(config)
         .connect(name, tcp)
         .await
-        .map_err(|e| {
-            let message = match e
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                Some(rustls_error) => rustls_error.to_string(),
-                None => e.to_string(),
-            };
-            tls_error(message)
-        })
+        .map_err(|e| handshake_error(e, broker, &tls_error))
+}
+
+/// What a failed handshake's I/O error is: tokio-rustls wraps rustls's own errors in it.
+fn handshake_error(e: std::io::Error, broker: &str, tls_error: &impl Fn(String) -> Error) -> Error {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(rustls_error) => tls_error(rustls_error.to_string()),
+        None => Error::Io {
+            broker: broker.to_string(),
+            source: Arc::new(e),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_certificate_is_tls_and_a_cut_handshake_is_io() {
+        let tls_error = |message: String| Error::Tls {
+            broker: "b".into(),
+            principal: "User:ANONYMOUS".into(),
+            message,
+        };
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
+        );
+        let error = handshake_error(refused, "b", &tls_error);
+        assert!(
+            matches!(error, Error::Tls { .. }) && error.is_fatal(),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("UnknownIssuer"), "{error}");
+        let cut = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        let error = handshake_error(cut, "b", &tls_error);
+        assert!(
+            matches!(error, Error::Io { .. }) && error.is_retriable(),
+            "{error:?}"
+        );
+    }
 }

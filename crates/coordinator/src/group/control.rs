@@ -17,7 +17,7 @@ pub(crate) struct Control {
     pub(crate) member_id: String,
     /// The error.
     pub(crate) code: ErrorCode,
-    /// The request failed in this client before reaching the broker, fatally
-    /// ([`Error::is_fatal`]); `code` is then UNSUPPORTED_VERSION.
+    /// The request failed fatally ([`Error::is_fatal`]: this client cannot encode it, or a
+    /// security failure); `code` is then the member's `Failed` code for it.
     pub(crate) failure: Option<Error>,
 }

@@ -79,6 +79,17 @@ enum Attempt {
     Stop,
 }
 
+/// The code a member stopped by `error` is `Failed` with: the broker's when the error has one
+/// (SASL, authorization), SASL_AUTHENTICATION_FAILED for a TLS handshake refused (Kafka has no
+/// code for it; Java raises both as an `AuthenticationException`), UNSUPPORTED_VERSION for a
+/// request this client cannot encode.
+pub(crate) fn failed_code(error: &Error) -> ErrorCode {
+    match error {
+        Error::Tls { .. } => ErrorCode::SaslAuthenticationFailed,
+        other => other.code().unwrap_or(ErrorCode::UnsupportedVersion),
+    }
+}
+
 pub(crate) struct Member<T, L> {
     pub(crate) transport: Arc<T>,
     pub(crate) listener: Arc<L>,
@@ -534,37 +545,63 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
     }
 
-    async fn fatal(&mut self, api: &str, code: ErrorCode, started: Instant, phases: PhaseTimings) {
-        tracing::error!(group = %self.config.group_id, api, %code, "member stopped by a non-retriable error");
-        self.failed(
-            format!("{api}: {code} (member stopped)"),
-            Some(code),
-            started,
-            phases,
+    /// A non-retriable error code stops the member (`MemberState::Failed(code)`), with the typed
+    /// error in its snapshot: an authorization refused names the group (or the subscribed
+    /// topics) and the principal.
+    async fn fatal(
+        &mut self,
+        api: &'static str,
+        code: ErrorCode,
+        started: Instant,
+        phases: PhaseTimings,
+    ) {
+        let subscription = &self.subscription;
+        let error = Error::from_code(
+            api,
+            code,
+            Some("the group member stopped".into()),
+            &self.config.group_id,
+            || subscription.iter().cloned().collect(),
+            || self.transport.principal(),
         );
-        self.set_state(MemberState::Failed(code));
-        self.lose_all().await;
+        self.stop_failed(api, error, code, started, phases).await;
     }
 
-    /// A fatal failure of this client ([`Error::is_fatal`]: a request it cannot encode at the
-    /// version negotiated): the member stops as on a fatal code, UNSUPPORTED_VERSION, with the
-    /// error itself in its snapshot. Retrying would fail the same way forever.
+    /// A fatal failure of this client ([`Error::is_fatal`]): a request it cannot encode at the
+    /// version negotiated (stopped as UNSUPPORTED_VERSION, as Java's client raises
+    /// `UnsupportedVersionException` for it), a security failure (authentication, TLS, an
+    /// authorization refused, with their codes). The member stops with the error itself in its
+    /// snapshot: retrying would fail the same way forever.
     async fn fatal_failure(
         &mut self,
-        api: &str,
+        api: &'static str,
         error: Error,
         started: Instant,
         phases: PhaseTimings,
     ) {
-        tracing::error!(group = %self.config.group_id, api, %error, "member stopped: this client cannot build the request");
+        let code = failed_code(&error);
+        self.stop_failed(api, error, code, started, phases).await;
+    }
+
+    /// → FAILED(code) with `error`, said once (as a warning: the application that owns the
+    /// member reports it; the consumer ends with it); partitions lost.
+    async fn stop_failed(
+        &mut self,
+        api: &'static str,
+        error: Error,
+        code: ErrorCode,
+        started: Instant,
+        phases: PhaseTimings,
+    ) {
+        tracing::warn!(group = %self.config.group_id, api, %error, "group member stopped by a non-retriable error");
         self.failed(
             format!("{api}: {error} (member stopped)"),
-            Some(ErrorCode::UnsupportedVersion),
+            Some(code),
             started,
             phases,
         );
         self.failure = Some(Arc::new(error));
-        self.set_state(MemberState::Failed(ErrorCode::UnsupportedVersion));
+        self.set_state(MemberState::Failed(code));
         self.lose_all().await;
     }
 
@@ -691,6 +728,9 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 };
                 let counts = match counts {
                     Ok(c) => c,
+                    Err(e) if e.is_fatal() => {
+                        return self.transport_failed("Metadata", e, started, *phases).await;
+                    }
                     Err(e) => {
                         self.failed(
                             format!("metadata for assignment: {e}"),
@@ -837,7 +877,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
 
     async fn transport_failed(
         &mut self,
-        api: &str,
+        api: &'static str,
         e: Error,
         started: Instant,
         phases: PhaseTimings,

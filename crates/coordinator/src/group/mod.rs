@@ -51,7 +51,9 @@
 //! | JoinGroup | REBALANCE_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | JoinGroup again after `retry.backoff.ms` |
 //! | JoinGroup | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | forget the coordinator (rediscover), JoinGroup again after `retry.backoff.ms` |
 //! | JoinGroup | FENCED_INSTANCE_ID | lost; → FENCED; `Fenced` event; [`FencedPolicy`] |
-//! | JoinGroup | any other (INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID, GROUP_MAX_SIZE_REACHED, UNSUPPORTED_VERSION, ...) | lost; → FAILED(code), `RebalanceFailed` event; a new `subscribe` tries again |
+//! | JoinGroup | GROUP_AUTHORIZATION_FAILED (from JoinGroup, or from the FindCoordinator before it) | lost; → FAILED(GROUP_AUTHORIZATION_FAILED) with [`Error::Authorization`](crate::Error::Authorization) naming group and principal in [`MemberSnapshot::failure`], said once (a warning); nothing retried; a new `subscribe` tries again |
+//! | JoinGroup | authentication refused (SASL: [`Error::Authentication`](crate::Error::Authentication)), TLS certificate refused ([`Error::Tls`](crate::Error::Tls)), while connecting to the coordinator | as the row above, → FAILED(the SASL code; SASL_AUTHENTICATION_FAILED for TLS) with the error |
+//! | JoinGroup | any other (INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, INVALID_GROUP_ID, GROUP_MAX_SIZE_REACHED, UNSUPPORTED_VERSION, ...) | lost; → FAILED(code) with the error, `RebalanceFailed` event; a new `subscribe` tries again |
 //! | SyncGroup | NONE | → STABLE; decode the assignment; callbacks; cooperative: rejoin at once if anything was revoked |
 //! | SyncGroup | REBALANCE_IN_PROGRESS | JoinGroup again at once, keeping member id and generation |
 //! | SyncGroup | UNKNOWN_MEMBER_ID | lost; reset member id and generation; JoinGroup again at once |
@@ -59,7 +61,8 @@
 //! | SyncGroup | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | JoinGroup again after `retry.backoff.ms` |
 //! | SyncGroup | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover; JoinGroup again after `retry.backoff.ms` |
 //! | SyncGroup | FENCED_INSTANCE_ID | as JoinGroup |
-//! | SyncGroup | any other (GROUP_AUTHORIZATION_FAILED, INCONSISTENT_GROUP_PROTOCOL, ...) | as JoinGroup: → FAILED(code) |
+//! | SyncGroup | GROUP_AUTHORIZATION_FAILED, authentication or TLS refused | as JoinGroup |
+//! | SyncGroup | any other (INCONSISTENT_GROUP_PROTOCOL, ...) | as JoinGroup: → FAILED(code) |
 //! | Heartbeat | NONE | next heartbeat after `heartbeat.interval.ms` |
 //! | Heartbeat | REBALANCE_IN_PROGRESS | rejoin (cause `MemberJoined`; eager members revoke first); heartbeats go on meanwhile |
 //! | Heartbeat | UNKNOWN_MEMBER_ID | heartbeats stop; lost; reset member id and generation; rejoin (cause `SessionTimeout`) |
@@ -67,7 +70,8 @@
 //! | Heartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | next heartbeat after `retry.backoff.ms` |
 //! | Heartbeat | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover; next heartbeat after `retry.backoff.ms`; membership kept |
 //! | Heartbeat | FENCED_INSTANCE_ID | as JoinGroup |
-//! | Heartbeat | any other (GROUP_AUTHORIZATION_FAILED, ...) | heartbeats stop; → FAILED(code) |
+//! | Heartbeat | GROUP_AUTHORIZATION_FAILED, authentication or TLS refused | heartbeats stop; lost; → FAILED as JoinGroup, with the typed error |
+//! | Heartbeat | any other | heartbeats stop; → FAILED(code) |
 //! | LeaveGroup | NONE | done (`Left` event) |
 //! | LeaveGroup | UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (top level or the member's entry) | done: the member is not in the group, which is what leaving wanted |
 //! | LeaveGroup | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, transport error | one retry after `retry.backoff.ms` (rediscovering for coordinator errors), then give up: the session timeout removes the member |
@@ -80,11 +84,13 @@
 //! | OffsetCommit | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION, UNSTABLE_OFFSET_COMMIT | resend the failed partitions after `retry.backoff.ms`, at most `mooring.commit.retries` times |
 //! | OffsetCommit | UNKNOWN_TOPIC_ID (v10+, topics named by id) | as the row above, with the topic ids fetched afresh from metadata (the topic may have been re-created) |
 //! | OffsetCommit | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover, then as the row above |
-//! | OffsetCommit | any other (OFFSET_METADATA_TOO_LARGE, INVALID_COMMIT_OFFSET_SIZE, GROUP/TOPIC_AUTHORIZATION_FAILED, ...) | fail; the member is not affected |
+//! | OffsetCommit | GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED | fail at once with [`Error::Authorization`](crate::Error::Authorization) naming the group, or the refused partitions' topics, and the principal (fatal: the consumer ends `run` with it); the member is not affected |
+//! | OffsetCommit | any other (OFFSET_METADATA_TOO_LARGE, INVALID_COMMIT_OFFSET_SIZE, ...) | fail; the member is not affected |
 //! | OffsetFetch | NONE | offsets (`None` where nothing is committed) |
 //! | OffsetFetch | UNSTABLE_OFFSET_COMMIT (`require_stable`, KIP-447), COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | retry after `retry.backoff.ms`, bounded |
 //! | OffsetFetch | UNKNOWN_TOPIC_ID (v10+, topics named by id) | as the row above, with the topic ids fetched afresh from metadata |
 //! | OffsetFetch | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover, retry, bounded |
+//! | OffsetFetch | GROUP_AUTHORIZATION_FAILED (group level), TOPIC_AUTHORIZATION_FAILED (partition level) | fail at once with [`Error::Authorization`](crate::Error::Authorization) naming group or topics and the principal (fatal) |
 //! | OffsetFetch | any other | fail |
 //!
 //! # Example

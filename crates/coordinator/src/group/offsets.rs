@@ -221,7 +221,22 @@ impl<T: GroupTransport> Shared<T> {
                 ));
             }
             if let Some((_, c)) = pick(Reaction::Fatal) {
-                return Err(broker("OffsetCommit", *c, "not retriable"));
+                // An authorization refused names the topics refused with it (or the group).
+                let refused = || {
+                    failed
+                        .iter()
+                        .filter(|(_, code)| code == c)
+                        .map(|(tp, _)| tp.topic.clone())
+                        .collect()
+                };
+                return Err(Error::from_code(
+                    "OffsetCommit",
+                    *c,
+                    Some("not retriable".into()),
+                    &self.config.group_id,
+                    refused,
+                    || self.transport.principal(),
+                ));
             }
             if attempts > self.config.commit_retries {
                 return Err(broker(
@@ -355,10 +370,10 @@ impl<T: GroupTransport> Shared<T> {
         loop {
             attempts += 1;
             let outcome = self.fetch_once(&partitions, refresh_ids).await;
-            refresh_ids = matches!(outcome, Ok(Err(ErrorCode::UnknownTopicId)));
-            let code = match outcome {
+            refresh_ids = matches!(outcome, Ok(Err((ErrorCode::UnknownTopicId, _))));
+            let (code, topics) = match outcome {
                 Ok(Ok(found)) => return Ok(found),
-                Ok(Err(code)) => code,
+                Ok(Err(failed)) => failed,
                 Err(e) if e.is_retriable() && attempts <= self.config.commit_retries => {
                     self.transport.forget_coordinator(&self.config.group_id);
                     sleep(self.config.retry_backoff).await;
@@ -372,10 +387,13 @@ impl<T: GroupTransport> Shared<T> {
                     self.transport.forget_coordinator(&self.config.group_id);
                 }
                 _ => {
-                    return Err(broker(
+                    return Err(Error::from_code(
                         "OffsetFetch",
                         code,
-                        format!("after {attempts} attempts"),
+                        Some(format!("after {attempts} attempts")),
+                        &self.config.group_id,
+                        || topics,
+                        || self.transport.principal(),
                     ))
                 }
             }
@@ -383,13 +401,15 @@ impl<T: GroupTransport> Shared<T> {
         }
     }
 
-    /// One OffsetFetch: the offsets, or the first error code (group level, then partition level).
-    /// `refresh_ids`: fetch the topics' ids afresh (after UNKNOWN_TOPIC_ID).
+    /// One OffsetFetch: the offsets, or the first error code (group level, then partition level)
+    /// with the topics that got it (none for the group's). `refresh_ids`: fetch the topics' ids
+    /// afresh (after UNKNOWN_TOPIC_ID).
     async fn fetch_once(
         &self,
         partitions: &BTreeSet<TopicPartition>,
         refresh_ids: bool,
-    ) -> Result<Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>, ErrorCode>> {
+    ) -> Result<Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>, (ErrorCode, Vec<String>)>>
+    {
         let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
         for tp in partitions {
             by_topic
@@ -409,15 +429,22 @@ impl<T: GroupTransport> Shared<T> {
             .await?;
         let code = ErrorCode::from_i16(offset_fetch_error(&response, &self.config.group_id));
         if !code.is_ok() {
-            return Ok(Err(code));
+            return Ok(Err((code, Vec::new())));
         }
         let mut found = BTreeMap::new();
+        let mut failed: Option<(ErrorCode, Vec<String>)> = None;
         for row in offset_fetch_rows(response, &self.config.group_id) {
             let code = ErrorCode::from_i16(row.code);
+            let name = topic_name(&row.name, row.id, &names_by_id);
             if !code.is_ok() {
-                return Ok(Err(code));
+                match &mut failed {
+                    None => failed = Some((code, name.into_iter().collect())),
+                    Some((first, topics)) if *first == code => topics.extend(name),
+                    Some(_) => {}
+                }
+                continue;
             }
-            let Some(name) = topic_name(&row.name, row.id, &names_by_id) else {
+            let Some(name) = name else {
                 continue;
             };
             let value = (row.offset >= 0).then(|| OffsetAndMetadata {
@@ -426,6 +453,9 @@ impl<T: GroupTransport> Shared<T> {
                 metadata: row.metadata.filter(|m| !m.is_empty()),
             });
             found.insert(TopicPartition::new(name, row.partition), value);
+        }
+        if let Some(failed) = failed {
+            return Ok(Err(failed));
         }
         for tp in partitions {
             found.entry(tp.clone()).or_insert(None);

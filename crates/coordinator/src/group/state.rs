@@ -94,10 +94,11 @@ pub enum MemberState {
     /// `RetryAfter` it tries again later, with `Stop` it stays here.
     Fenced,
     /// A non-retriable error stopped the member (for example GROUP_AUTHORIZATION_FAILED or
-    /// INCONSISTENT_GROUP_PROTOCOL). A new `subscribe` tries again. A request this client could
-    /// not encode at the negotiated version stops it as UNSUPPORTED_VERSION (as Java's client
-    /// raises `UnsupportedVersionException` for it), with the error in
-    /// [`MemberSnapshot::failure`].
+    /// INCONSISTENT_GROUP_PROTOCOL), with the typed error in [`MemberSnapshot::failure`]. A new
+    /// `subscribe` tries again. A request this client could not encode at the negotiated version
+    /// stops it as UNSUPPORTED_VERSION (as Java's client raises `UnsupportedVersionException`
+    /// for it); an authentication refused as the broker's SASL code, a TLS certificate refused
+    /// as SASL_AUTHENTICATION_FAILED (Kafka has no code for it).
     Failed(ErrorCode),
     /// Closed (or left); the task has ended.
     Closed,
@@ -136,8 +137,10 @@ pub struct MemberSnapshot {
     pub assignment: BTreeSet<TopicPartition>,
     /// The topics this member subscribes to.
     pub subscription: BTreeSet<String>,
-    /// The error of this client that stopped the member (`Failed`), when it was not a broker's
-    /// error code: a request that could not be encoded ([`Error::is_fatal`]).
+    /// The error that stopped the member (`Failed`): the broker's code as an error (an
+    /// [`Error::Authorization`] naming the group and the principal for
+    /// GROUP_AUTHORIZATION_FAILED), or this client's fatal failure ([`Error::is_fatal`]: a
+    /// request it cannot encode, an authentication or TLS handshake refused).
     pub failure: Option<Arc<Error>>,
 }
 

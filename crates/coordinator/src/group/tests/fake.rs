@@ -24,6 +24,9 @@ use crate::assignor::{Assignor, MemberSubscription, RebalanceProtocol};
 use crate::error::{Error, Result};
 use crate::transport::{CoordinatorCall, GroupTransport};
 
+/// The principal the fake reports.
+pub(crate) const PRINCIPAL: &str = "User:test";
+
 /// The `request.timeout.ms` the fake reports.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -243,6 +246,10 @@ impl GroupTransport for Fake {
 
     fn request_timeout(&self) -> Duration {
         REQUEST_TIMEOUT
+    }
+
+    fn principal(&self) -> String {
+        PRINCIPAL.into()
     }
 
     fn forget_coordinator(&self, _group: &str) {

@@ -8,6 +8,7 @@ mod lifecycle;
 mod local_failures;
 mod rows;
 mod scenarios;
+mod security;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

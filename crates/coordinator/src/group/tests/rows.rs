@@ -629,10 +629,16 @@ async fn commit_unknown_member_and_illegal_generation_fail_and_rejoin() {
         stable(&s, 5, "cooperative-sticky").await;
         s.fake.push(commit_response(&[(0, code)]));
         let err = s.member.commit(offsets(&[0])).await.unwrap_err();
-        assert!(
-            matches!(err, Error::Broker { code: c, .. } if c == code),
-            "{code}"
+        assert_eq!(err.code(), Some(code), "{err:?}");
+        // An authorization refused is typed, naming what was refused and who.
+        let typed = matches!(
+            &err,
+            Error::Authorization { resource, principal, .. }
+                if principal == super::fake::PRINCIPAL
+                    && resource.to_string()
+                        == if code == E::GroupAuthorizationFailed { "group g" } else { "topic t" }
         );
+        assert_eq!(typed, crate::error::is_authorization_code(code), "{err:?}");
         wait_until(|| s.fake.count(JOIN) == 2).await;
         assert_eq!(joins(&s)[1].member_id, member_after, "{code}");
         assert!(
@@ -702,10 +708,16 @@ async fn commit_retries_are_bounded_and_fatal_codes_fail_at_once() {
         stable(&s, 5, "cooperative-sticky").await;
         s.fake.push(commit_response(&[(0, code)]));
         let err = s.member.commit(offsets(&[0])).await.unwrap_err();
-        assert!(
-            matches!(err, Error::Broker { code: c, .. } if c == code),
-            "{code}"
+        assert_eq!(err.code(), Some(code), "{err:?}");
+        // An authorization refused is typed, naming what was refused and who.
+        let typed = matches!(
+            &err,
+            Error::Authorization { resource, principal, .. }
+                if principal == super::fake::PRINCIPAL
+                    && resource.to_string()
+                        == if code == E::GroupAuthorizationFailed { "group g" } else { "topic t" }
         );
+        assert_eq!(typed, crate::error::is_authorization_code(code), "{err:?}");
         assert_eq!(s.fake.requests::<OffsetCommitRequest>().len(), 1, "{code}");
         assert_eq!(
             s.member.state().state,
