@@ -44,7 +44,11 @@ pub enum ConsumerError {
         /// The partitions.
         partitions: Vec<TopicPartition>,
     },
-    /// The network client or the group member failed.
+    /// The network client or the group member failed. Among them the security failures, fatal:
+    /// [`Error::Authentication`](mooring_coordinator::Error::Authentication) (SASL refused),
+    /// [`Error::Tls`](mooring_coordinator::Error::Tls) (a certificate refused) and
+    /// [`Error::Authorization`](mooring_coordinator::Error::Authorization) for a group or the
+    /// cluster (topics are [`ConsumerError::TopicAuthorizationFailed`]).
     #[error(transparent)]
     Client(mooring_coordinator::Error),
     /// The processing engine could not be built.
@@ -74,15 +78,18 @@ pub enum ConsumerError {
         #[source]
         source: Box<RecordsError>,
     },
-    /// The broker refuses to serve these topics (TOPIC_AUTHORIZATION_FAILED in Fetch or
-    /// Metadata; Java's `TopicAuthorizationException`): the principal may not read them.
+    /// The broker refuses to serve these topics (TOPIC_AUTHORIZATION_FAILED in Fetch,
+    /// Metadata, ListOffsets, OffsetFetch or OffsetCommit; Java's
+    /// `TopicAuthorizationException`): the principal may not read them.
     #[error(
-        "not authorized to read topic(s) {} (TOPIC_AUTHORIZATION_FAILED)",
+        "{principal} is not authorized to read topic(s) {} (TOPIC_AUTHORIZATION_FAILED)",
         .topics.join(", ")
     )]
     TopicAuthorizationFailed {
         /// The topics, sorted.
         topics: Vec<String>,
+        /// Who was refused ([`ClientConfig::principal`](mooring_coordinator::ClientConfig::principal)).
+        principal: String,
     },
     /// A Fetch answered a partition with an error that retrying cannot cure (Java raises an
     /// "unexpected error code" from `poll`).
@@ -109,24 +116,67 @@ pub enum ConsumerError {
 
 impl ConsumerError {
     /// Whether the consumer must stop on this error instead of retrying: `auto.offset.reset=none`
-    /// with no committed offset, or a failure of the client that no retry can mend (a request it
-    /// cannot encode at the version the broker negotiated: carrying on would leave the partitions
-    /// it serves unconsumed, silently).
+    /// with no committed offset, topics the principal may not read, or a failure of the client
+    /// that no retry can mend (authentication or TLS refused, an authorization refused, a request
+    /// it cannot encode at the version the broker negotiated: carrying on would leave the
+    /// partitions it serves unconsumed, silently).
     pub fn is_fatal(&self) -> bool {
         match self {
-            ConsumerError::NoOffsetForPartition { .. } => true,
+            ConsumerError::NoOffsetForPartition { .. }
+            | ConsumerError::TopicAuthorizationFailed { .. } => true,
             ConsumerError::Client(e) => e.is_fatal(),
             _ => false,
+        }
+    }
+
+    /// A short name of what kind of error this is, from a closed set (for a metric label and
+    /// the telemetry's `fatal_error` event): `authentication`, `tls`, `group_authorization`,
+    /// `topic_authorization`, `cluster_authorization`, `fenced`, `handler_failed`,
+    /// `no_offset`, `offset_out_of_range`, `corrupt_records`, `fetch_failed`, `unencodable`,
+    /// `config`, `other`.
+    pub fn kind(&self) -> &'static str {
+        use mooring_coordinator::error::Resource;
+        use mooring_coordinator::Error as E;
+        match self {
+            ConsumerError::Config { .. } => "config",
+            ConsumerError::NoOffsetForPartition { .. } => "no_offset",
+            ConsumerError::OffsetOutOfRange { .. } => "offset_out_of_range",
+            ConsumerError::HandlerFailed(_) => "handler_failed",
+            ConsumerError::CorruptRecords { .. } => "corrupt_records",
+            ConsumerError::TopicAuthorizationFailed { .. } => "topic_authorization",
+            ConsumerError::FetchFailed { .. } => "fetch_failed",
+            ConsumerError::Client(e) => match e {
+                E::Authentication { .. } => "authentication",
+                E::Tls { .. } => "tls",
+                E::Authorization { resource, .. } => match resource {
+                    Resource::Group(_) => "group_authorization",
+                    Resource::Topics(_) => "topic_authorization",
+                    _ => "cluster_authorization",
+                },
+                E::FencedInstanceId { .. } => "fenced",
+                E::Encode { .. } => "unencodable",
+                E::Config { .. } => "config",
+                _ => "other",
+            },
+            _ => "other",
         }
     }
 }
 
 impl From<mooring_coordinator::Error> for ConsumerError {
+    /// At the edge of the crates: a config error is the consumer's own, topics refused are
+    /// [`ConsumerError::TopicAuthorizationFailed`] wherever the refusal came from.
     fn from(e: mooring_coordinator::Error) -> Self {
+        use mooring_coordinator::error::Resource;
         match e {
             mooring_coordinator::Error::Config { key, message } => {
                 ConsumerError::Config { key, message }
             }
+            mooring_coordinator::Error::Authorization {
+                resource: Resource::Topics(topics),
+                principal,
+                ..
+            } => ConsumerError::TopicAuthorizationFailed { topics, principal },
             other => ConsumerError::Client(other),
         }
     }
@@ -164,5 +214,44 @@ mod tests {
             broker: "node 1".into(),
         });
         assert!(!gone.is_fatal(), "{gone}");
+    }
+
+    #[test]
+    fn security_failures_are_fatal_and_topics_refused_are_one_variant() {
+        use mooring_coordinator::error::Resource;
+        let topics = ConsumerError::from(mooring_coordinator::Error::Authorization {
+            api: "OffsetFetch",
+            resource: Resource::Topics(vec!["orders".into()]),
+            principal: "User:alice".into(),
+            code: ErrorCode::TopicAuthorizationFailed,
+        });
+        assert!(
+            matches!(&topics, ConsumerError::TopicAuthorizationFailed { topics, principal }
+                if topics == &["orders"] && principal == "User:alice"),
+            "{topics:?}"
+        );
+        assert!(topics.is_fatal());
+        assert_eq!(topics.kind(), "topic_authorization");
+        assert_eq!(
+            topics.to_string(),
+            "User:alice is not authorized to read topic(s) orders (TOPIC_AUTHORIZATION_FAILED)"
+        );
+        let group = ConsumerError::from(mooring_coordinator::Error::Authorization {
+            api: "JoinGroup",
+            resource: Resource::Group("g".into()),
+            principal: "User:alice".into(),
+            code: ErrorCode::GroupAuthorizationFailed,
+        });
+        assert!(group.is_fatal());
+        assert_eq!(group.kind(), "group_authorization");
+        let sasl = ConsumerError::from(mooring_coordinator::Error::Authentication {
+            broker: "b".into(),
+            mechanism: "PLAIN".into(),
+            principal: "User:alice".into(),
+            code: ErrorCode::SaslAuthenticationFailed,
+            message: "Invalid username or password".into(),
+        });
+        assert!(sasl.is_fatal());
+        assert_eq!(sasl.kind(), "authentication");
     }
 }

@@ -2,7 +2,7 @@
 //! sidecar's exporter. It carries the group member's events (rebalance phases with timings,
 //! heartbeats, commits, fencing, leaving), the processing engine's (backpressure, handlers past
 //! `max.poll.interval.ms`, handler failures) and the runtime's own (fetch errors, offset resets,
-//! auto-commit failures, shutdown).
+//! auto-commit failures, the fatal error that stopped it, shutdown).
 //!
 //! Like the member's and the engine's own channels, the stream is bounded and never waits: when
 //! it is full an event is dropped and counted ([`Consumer::dropped_events`](crate::Consumer::dropped_events)).
@@ -15,6 +15,7 @@ use mooring_coordinator::group::GroupEvent;
 use mooring_wire::error_code::ErrorCode;
 use tokio::sync::mpsc;
 
+use crate::error::ConsumerError;
 use crate::processing::ProcessingEvent;
 use crate::subscription::OffsetResetStrategy;
 use crate::TopicPartition;
@@ -76,6 +77,16 @@ pub enum ConsumerEvent {
         offsets: BTreeMap<TopicPartition, i64>,
         /// Why (a `DeadlineExceeded` when the time ran out).
         error: String,
+    },
+    /// A fatal error stopped the consumer: `run` ends with it. Sent once, before the
+    /// shutdown's events, the first fatal error only (later ones are the same failure seen by
+    /// another task).
+    FatalError {
+        /// [`ConsumerError::kind`]: a short name from a closed set (`authentication`, `tls`,
+        /// `group_authorization`, `topic_authorization`, ...).
+        kind: &'static str,
+        /// The error `run` returns.
+        error: ConsumerError,
     },
     /// The consumer shut down.
     Shutdown {

@@ -98,14 +98,24 @@ impl Shared {
         self.assignment_epoch.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Records a fatal error (the first one wins) and stops the consumer.
+    /// Records a fatal error and stops the consumer. The first one wins and is said once: one
+    /// error line, one `FatalError` event. Later ones (the same failure, seen by another task:
+    /// the fetcher and the member share the brokers' refusal) are only debug lines.
     pub(crate) fn fail(&self, error: ConsumerError) {
-        tracing::error!(%error, "consumer stopping on a fatal error");
-        {
+        let first = {
             let mut fatal = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
-            if fatal.is_none() {
-                *fatal = Some(error);
+            let first = fatal.is_none();
+            if first {
+                *fatal = Some(error.clone());
             }
+            first
+        };
+        if first {
+            let kind = error.kind();
+            tracing::error!(%error, kind, "consumer stopping on a fatal error");
+            self.emit(ConsumerEvent::FatalError { kind, error });
+        } else {
+            tracing::debug!(%error, "another fatal error after the first; stopping already");
         }
         self.request_shutdown();
     }

@@ -120,7 +120,7 @@ pub(crate) async fn watch_member(shared: Arc<Shared>, mut state: watch::Receiver
                 return;
             }
             MemberState::Failed(code) => {
-                shared.fail(ConsumerError::Client(match snapshot.failure {
+                shared.fail(ConsumerError::from(match snapshot.failure {
                     Some(failure) => (*failure).clone(),
                     None => mooring_coordinator::Error::Broker {
                         api: "JoinGroup",
@@ -161,6 +161,10 @@ pub(crate) async fn auto_commit(
         if let Err(failed) =
             commit_offsets(&shared, &member, &commits, engine.committable(), limit).await
         {
+            if failed.error.is_fatal() {
+                // `commit_offsets` has stopped the consumer with it.
+                return;
+            }
             tracing::debug!(error = %failed.error, "auto-commit failed; the next one retries");
             shared.emit(ConsumerEvent::CommitFailed {
                 error: failed.error.to_string(),
@@ -171,7 +175,9 @@ pub(crate) async fn auto_commit(
 
 /// Group subscriptions follow the topics' metadata, refreshed every `metadata.max.age.ms` and,
 /// while a subscribed topic is missing (not created yet, or not yet known to this broker), every
-/// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. Every refresh
+/// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. A missing topic
+/// the broker refuses to describe (TOPIC_AUTHORIZATION_FAILED), or a refresh failing fatally
+/// (authentication), stops the consumer with the error. Every refresh
 /// re-evaluates a pattern (a change resubscribes) and, when the subscribed topics' partition
 /// counts changed, tells the member, whose leader rejoins when they moved from those it assigned:
 /// new partitions and topics get consumed. Ends (with its refresher) when aborted or once the
@@ -206,8 +212,25 @@ pub(crate) async fn watch_metadata(shared: Arc<Shared>, member: WeakGroupHandle<
                 changed = updates.changed() => if changed.is_err() { return },
                 () = tokio::time::sleep(backoff) => {
                     backoff = (backoff * 2).min(max_backoff);
-                    if let Err(error) = client.refresh_topics(&missing).await {
-                        tracing::debug!(%error, ?missing, "metadata for missing subscribed topics");
+                    match client.refresh_topics(&missing).await {
+                        Ok(metadata) => {
+                            // Left out of a refresh of every topic, refused when asked by name.
+                            let denied = metadata.unauthorized_topics(&missing);
+                            if !denied.is_empty() {
+                                shared.fail(ConsumerError::TopicAuthorizationFailed {
+                                    topics: denied,
+                                    principal: shared.config.client.principal(),
+                                });
+                                return;
+                            }
+                        }
+                        Err(error) if error.is_fatal() => {
+                            shared.fail(error.into());
+                            return;
+                        }
+                        Err(error) => {
+                            tracing::debug!(%error, ?missing, "metadata for missing subscribed topics");
+                        }
                     }
                     continue;
                 }

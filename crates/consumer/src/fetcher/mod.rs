@@ -51,7 +51,8 @@
 //! | topic | an assigned topic not listed by a refresh (deleted, or never created) | `TopicUnavailable` event, once; its partitions are not fetched. In a group the member rejoins on the metadata change and the partitions are revoked; assigned by hand they stay assigned, the topic is looked up again every `metadata.max.age.ms`, and fetched again once listed |
 //! | partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`: [`ConsumerError::OffsetOutOfRange`] |
 //! | partition | a batch failing its CRC-32C or its decoding, or whose offsets cannot be right (before the position, out of order, at or past the high watermark: a base offset, outside the CRC, changed in flight) | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
-//! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch or in the refreshed metadata) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer |
+//! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch, in the refreshed metadata, in the ListOffsets or OffsetFetch of offset initialisation) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer and the principal: fatal, `run` ends with it, said once |
+//! | request | authentication or TLS refused ([`Error::Authentication`](mooring_coordinator::Error::Authentication), [`Error::Tls`](mooring_coordinator::Error::Tls): the client connects no more) | fatal: `run` ends with it, said once |
 //! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
@@ -303,19 +304,11 @@ impl<H: Handler> Fetcher<H> {
     /// What a refresh of the assigned `topics` says: topics the principal may not read are fatal;
     /// topics it does not list are unavailable (reported once, not fetched) until one lists them.
     fn refreshed(&mut self, topics: &[String], metadata: &Metadata) {
-        let unauthorized: Vec<String> = topics
-            .iter()
-            .filter(|t| {
-                metadata
-                    .topics
-                    .get(*t)
-                    .is_some_and(|info| info.error == ErrorCode::TopicAuthorizationFailed)
-            })
-            .cloned()
-            .collect();
+        let unauthorized = metadata.unauthorized_topics(topics);
         if !unauthorized.is_empty() {
             self.shared.fail(ConsumerError::TopicAuthorizationFailed {
                 topics: unauthorized,
+                principal: self.shared.config.client.principal(),
             });
             return;
         }
@@ -570,6 +563,7 @@ impl<H: Handler> Fetcher<H> {
         if !unauthorized.is_empty() {
             self.shared.fail(ConsumerError::TopicAuthorizationFailed {
                 topics: unauthorized.into_iter().collect(),
+                principal: self.shared.config.client.principal(),
             });
         }
     }

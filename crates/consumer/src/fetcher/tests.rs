@@ -435,7 +435,7 @@ async fn topic_authorization_failed_is_one_fatal_error_naming_the_topics() {
         (c0, records(0, batch(0, 1))),
     ]);
     match h.fetcher.shared.fatal() {
-        Some(ConsumerError::TopicAuthorizationFailed { topics }) => {
+        Some(ConsumerError::TopicAuthorizationFailed { topics, .. }) => {
             assert_eq!(topics, ["a", "b"])
         }
         other => panic!("expected TopicAuthorizationFailed, got {other:?}"),
@@ -452,7 +452,7 @@ async fn topic_authorization_failed_is_one_fatal_error_naming_the_topics() {
     h.fetcher.refreshed(&["d".to_string()], &md);
     assert!(matches!(
         h.fetcher.shared.fatal(),
-        Some(ConsumerError::TopicAuthorizationFailed { topics }) if topics == ["d"]
+        Some(ConsumerError::TopicAuthorizationFailed { topics, .. }) if topics == ["d"]
     ));
 }
 

@@ -1,0 +1,254 @@
+//! Authentication failures are fatal and said once (real broker, its SASL_PLAINTEXT and SSL
+//! listeners): a wrong password (PLAIN, SCRAM), a mechanism the broker does not enable, a TLS
+//! handshake whose certificate check fails (no CA, a host name the certificate does not name).
+//! Each ends `run` within a few seconds with one typed error naming broker, mechanism and
+//! principal, written once as an error line; no secret is in the error or in any log line.
+
+#![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+mod auth_support;
+mod common;
+
+use std::time::{Duration, Instant};
+
+use auth_support::{run_within, Logs};
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
+use mooring_coordinator::config::SaslMechanism;
+use mooring_coordinator::Error as ClientError;
+use mooring_testkit::{unique, Cluster};
+use mooring_wire::error_code::ErrorCode;
+
+/// How long `run` may take to end: the failure is known at the first connection.
+const PROMPTLY: Duration = Duration::from_secs(5);
+/// How long a test waits before calling `run` stuck.
+const DEADLINE: Duration = Duration::from_secs(15);
+const WRONG_PASSWORD: &str = "not-alices-secret-7f3a";
+
+/// Runs a consumer of a fresh topic with `extra` properties until `run` ends; asserts it ended
+/// within [`PROMPTLY`] with an error, said in exactly one error line, and that neither the error
+/// nor any log line holds one of `secrets`. Returns the error.
+async fn fatal_once(cluster: &Cluster, extra: &[(&str, &str)], secrets: &[&str]) -> ConsumerError {
+    let (logs, _guard) = Logs::capture();
+    let topic = unique("auth-topic");
+    cluster.create_topic(&topic, 1);
+    let c = common::consumer(cluster, &unique("auth-g"), extra);
+    c.subscribe([topic.clone()]).unwrap();
+    let error = ended_promptly(&c, &logs).await;
+    said_once_without(&logs, &error, secrets);
+    error
+}
+
+/// Runs `c` until `run` ends; asserts it ended with an error within [`PROMPTLY`].
+async fn ended_promptly(c: &Consumer, logs: &Logs) -> ConsumerError {
+    let started = Instant::now();
+    let outcome = run_within(c, DEADLINE).await;
+    let took = started.elapsed();
+    let attempts = logs.lines_with("rebalance attempt failed").len();
+    let error = match outcome {
+        Ok(Err(error)) => error,
+        Ok(Ok(())) => panic!("run ended without an error after {took:?}"),
+        Err(handled) => panic!(
+            "run did not end within {DEADLINE:?} ({handled} records handled, {attempts} failed \
+             rebalance attempts logged, {} error lines); first lines:\n{}",
+            logs.errors().len(),
+            logs.text().lines().take(10).collect::<Vec<_>>().join("\n")
+        ),
+    };
+    assert!(
+        took < PROMPTLY,
+        "run ended after {took:?}, not at once: {error}"
+    );
+    assert!(
+        attempts <= 2,
+        "{attempts} failed rebalance attempts: a retry loop"
+    );
+    assert!(error.is_fatal(), "{error:?}");
+    error
+}
+
+/// Exactly one error line, naming the error; no secret in the error or in any log line.
+fn said_once_without(logs: &Logs, error: &ConsumerError, secrets: &[&str]) {
+    let errors = logs.errors();
+    assert_eq!(errors.len(), 1, "said once: {errors:#?}");
+    let text = error.to_string();
+    assert!(!text.contains('\n'), "one line: {text}");
+    assert!(
+        errors[0].contains(&text),
+        "{} does not say {text}",
+        errors[0]
+    );
+    let shown = format!("{error} {error:?} {}", logs.text());
+    for secret in secrets {
+        assert!(
+            !shown.contains(secret),
+            "a secret is printed: {error} / {error:?} / logs"
+        );
+    }
+}
+
+fn sasl<'a>(
+    cluster: &'a Cluster,
+    mechanism: &'a str,
+    password: &'a str,
+) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("bootstrap.servers", cluster.var("MOORING_BOOTSTRAP_SASL")),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", mechanism),
+        ("sasl.username", cluster.var("MOORING_SASL_USER")),
+        ("sasl.password", password),
+    ]
+}
+
+/// The coordinator error inside `error`.
+fn client_error(error: &ConsumerError) -> &ClientError {
+    match error {
+        ConsumerError::Client(e) => e,
+        other => panic!("not a client error: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_plain_password_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    wrong_password(&cluster, "PLAIN").await;
+}
+
+#[tokio::test]
+async fn a_wrong_scram_sha_256_password_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    wrong_password(&cluster, "SCRAM-SHA-256").await;
+}
+
+#[tokio::test]
+async fn a_wrong_scram_sha_512_password_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    wrong_password(&cluster, "SCRAM-SHA-512").await;
+}
+
+/// A wrong password for `mechanism`: SASL_AUTHENTICATION_FAILED with the broker's message.
+async fn wrong_password(cluster: &Cluster, mechanism: &str) {
+    let error = fatal_once(
+        cluster,
+        &sasl(cluster, mechanism, WRONG_PASSWORD),
+        &[WRONG_PASSWORD],
+    )
+    .await;
+    let ClientError::Authentication {
+        broker,
+        mechanism: said,
+        principal,
+        code,
+        message,
+    } = client_error(&error)
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(said, mechanism);
+    assert_eq!(principal, "User:alice");
+    assert_eq!(*code, ErrorCode::SaslAuthenticationFailed);
+    assert!(
+        broker.contains(cluster.var("MOORING_BOOTSTRAP_SASL")),
+        "{broker}"
+    );
+    assert!(message.contains("SASL_AUTHENTICATION_FAILED"), "{message}");
+    assert!(error.is_fatal());
+    assert_eq!(error.kind(), "authentication");
+}
+
+#[tokio::test]
+async fn a_mechanism_the_broker_does_not_enable_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    let token = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.secret-signature-5d1e";
+    let (logs, _guard) = Logs::capture();
+    let topic = unique("auth-topic");
+    cluster.create_topic(&topic, 1);
+    // OAUTHBEARER needs a token provider, set in code.
+    let props = common::props(
+        &cluster,
+        &unique("auth-g"),
+        &sasl(&cluster, "PLAIN", "unused"),
+    );
+    let mut config = ConsumerConfig::from_properties(props).unwrap();
+    config.client.sasl.mechanism = Some(SaslMechanism::OAuthBearer);
+    let owned = token.to_string();
+    config.client = config
+        .client
+        .with_token_provider(move || Ok(owned.as_str().into()));
+    let c = Consumer::new(config).unwrap();
+    c.subscribe([topic]).unwrap();
+    let error = ended_promptly(&c, &logs).await;
+    let ClientError::Authentication {
+        mechanism,
+        code,
+        message,
+        ..
+    } = client_error(&error)
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(mechanism, "OAUTHBEARER");
+    assert_eq!(*code, ErrorCode::UnsupportedSaslMechanism);
+    assert!(
+        message.contains("PLAIN") && message.contains("SCRAM-SHA-512"),
+        "names what the broker offers: {message}"
+    );
+    said_once_without(&logs, &error, &[token]);
+}
+
+#[tokio::test]
+async fn tls_without_the_ca_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    // The system's roots do not know the test CA.
+    let error = fatal_once(
+        &cluster,
+        &[
+            ("bootstrap.servers", cluster.var("MOORING_BOOTSTRAP_SSL")),
+            ("security.protocol", "SSL"),
+        ],
+        &[],
+    )
+    .await;
+    let ClientError::Tls {
+        broker,
+        principal,
+        message,
+    } = client_error(&error)
+    else {
+        panic!("{error:?}")
+    };
+    assert!(
+        broker.contains(cluster.var("MOORING_BOOTSTRAP_SSL")),
+        "{broker}"
+    );
+    assert_eq!(principal, "User:ANONYMOUS");
+    assert!(message.contains("UnknownIssuer"), "{message}");
+    assert_eq!(error.kind(), "tls");
+}
+
+#[tokio::test]
+async fn tls_to_a_name_the_certificate_does_not_hold_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    let port = cluster
+        .var("MOORING_BOOTSTRAP_SSL")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    // The certificate names 127.0.0.1 only.
+    let localhost = format!("localhost:{port}");
+    let error = fatal_once(
+        &cluster,
+        &[
+            ("bootstrap.servers", &localhost),
+            ("security.protocol", "SSL"),
+            ("ssl.ca.location", cluster.var("MOORING_SSL_CA")),
+        ],
+        &[],
+    )
+    .await;
+    let ClientError::Tls { message, .. } = client_error(&error) else {
+        panic!("{error:?}")
+    };
+    assert!(message.contains("not valid for name"), "{message}");
+}
