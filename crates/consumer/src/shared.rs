@@ -2,8 +2,9 @@
 //! is never held across an `.await`), the fetcher's network client, the wake-up of the fetch loop,
 //! the first fatal error and the telemetry sink.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 use mooring_coordinator::Client;
 use tokio::sync::{watch, Notify};
@@ -37,6 +38,10 @@ pub(crate) struct Shared {
     /// When the last iteration began: nanoseconds after `created`, plus one (0: never).
     loop_tick_nanos: AtomicU64,
     created: std::time::Instant,
+    /// Telemetry exporters running: `run` gives them a moment to deliver its fatal error.
+    exporters: AtomicUsize,
+    /// `true` once an exporter has delivered the fatal error to its sidecar.
+    fatal_exported: watch::Sender<bool>,
 }
 
 impl Shared {
@@ -59,6 +64,8 @@ impl Shared {
             loop_ticks: AtomicU64::new(0),
             loop_tick_nanos: AtomicU64::new(0),
             created: std::time::Instant::now(),
+            exporters: AtomicUsize::new(0),
+            fatal_exported: watch::Sender::new(false),
         }
     }
 
@@ -141,6 +148,31 @@ impl Shared {
     /// When shutdown was first requested, if it was.
     pub(crate) fn shutdown_requested_at(&self) -> Option<tokio::time::Instant> {
         self.shutdown_at.get().copied()
+    }
+
+    /// A telemetry exporter started (`true`) or stopped (`false`).
+    pub(crate) fn exporter_attached(&self, attached: bool) {
+        if attached {
+            self.exporters.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.exporters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// An exporter delivered the fatal error to its sidecar.
+    pub(crate) fn fatal_exported(&self) {
+        self.fatal_exported.send_replace(true);
+    }
+
+    /// Waits until an exporter has delivered the fatal error, at most `bound`; at once without an
+    /// exporter (the sidecar learns of the stop from what `run` returns being logged, and from
+    /// the exporter's own shutdown flush).
+    pub(crate) async fn await_fatal_exported(&self, bound: Duration) {
+        if self.exporters.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut exported = self.fatal_exported.subscribe();
+        let _ = tokio::time::timeout(bound, exported.wait_for(|done| *done)).await;
     }
 
     pub(crate) fn emit(&self, event: ConsumerEvent) {

@@ -4,11 +4,15 @@
 
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{Envelope, Event, Phases, RebalanceCause, TopicPartition};
+use mooring_consumer::telemetry::{
+    Envelope, Event, Phases, RebalanceCause, TopicPartition, FATAL_ERROR_KINDS,
+};
 use serde::Serialize;
 
 use crate::app::{unix_ms, unix_now, App};
-use crate::state::{classify, refine_cause, Pending, RebalanceRecord, State, Unclassified};
+use crate::state::{
+    classify, refine_cause, FatalErrorView, Pending, RebalanceRecord, State, Unclassified,
+};
 
 /// What one POST did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -52,6 +56,15 @@ pub fn apply(app: &App, envelope: Envelope) {
     state.last_event = Some(now);
     state.identity = Some(envelope.member.clone());
     let ts_ms = envelope.ts_ms;
+    if state
+        .member
+        .fatal_error
+        .as_ref()
+        .is_some_and(|f| envelope.seq < f.seq)
+    {
+        // Numbering started over: a new exporter, so a new consumer process.
+        clear_fatal(app, &mut state);
+    }
     match envelope.event {
         Event::RebalanceStarted {
             cause,
@@ -263,6 +276,22 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.fenced = true;
             state.member.stable = false;
         }
+        Event::FatalError { kind, message } => {
+            clear_fatal(app, &mut state);
+            let kind = if FATAL_ERROR_KINDS.contains(&kind.as_str()) {
+                kind
+            } else {
+                "other".to_string()
+            };
+            m.consumer_fatal_error.with_label_values(&[&kind]).set(1);
+            state.member.fatal_error = Some(FatalErrorView {
+                kind,
+                message,
+                at_ms: ts_ms,
+                seq: envelope.seq,
+            });
+            state.member.stable = false;
+        }
         Event::Left { .. } | Event::Shutdown { .. } => {
             state.member.joined = false;
             state.member.stable = false;
@@ -412,9 +441,22 @@ pub fn settle_causes(app: &App) {
     }
 }
 
-/// Whether the member is ready: joined, stable, assigned.
+/// Forgets the consumer's fatal error (a new process reports), and its gauge.
+fn clear_fatal(app: &App, state: &mut State) {
+    if let Some(fatal) = state.member.fatal_error.take() {
+        app.metrics
+            .consumer_fatal_error
+            .with_label_values(&[&fatal.kind])
+            .set(0);
+    }
+}
+
+/// Whether the member is ready: joined, stable, assigned, and not stopped on a fatal error.
 pub fn readiness(state: &State) -> (bool, Vec<&'static str>) {
     let mut why = Vec::new();
+    if state.member.fatal_error.is_some() {
+        why.push("the consumer stopped on a fatal error");
+    }
     if !state.member.joined {
         why.push("not joined");
     }

@@ -82,6 +82,7 @@ pub struct Metrics {
     pub broker_watch_errors_total: IntCounter,
     pub broker_watch_last_success_timestamp_seconds: Gauge,
     pub alert_level: IntGaugeVec,
+    pub consumer_fatal_error: IntGaugeVec,
 }
 
 fn hist(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
@@ -167,6 +168,11 @@ impl Metrics {
             HandlerDurations::NAME,
             Box::new(HandlerCollector(Arc::clone(&handler_duration_seconds))),
         );
+        let consumer_fatal_error = gvec(
+            "mooring_consumer_fatal_error",
+            "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports.",
+            &["kind"],
+        );
         let telemetry_events_received_total = vec(
             "mooring_telemetry_events_received_total",
             "Telemetry lines received, by type.",
@@ -203,6 +209,7 @@ impl Metrics {
             handler_duration_seconds,
             group_state,
             alert_level,
+            consumer_fatal_error,
             telemetry_events_received_total,
             registry: r,
         }

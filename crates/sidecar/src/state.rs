@@ -30,6 +30,23 @@ pub struct MemberView {
     pub assignment: Vec<TopicPartition>,
     /// Was fenced (FENCED_INSTANCE_ID) and has not rejoined.
     pub fenced: bool,
+    /// The fatal error the consumer stopped on (its `run` returned it), until a new consumer
+    /// process reports.
+    pub fatal_error: Option<FatalErrorView>,
+}
+
+/// A consumer's fatal error, as its `fatal_error` event said it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FatalErrorView {
+    /// The kind (a `mooring_consumer_fatal_error` label value).
+    pub kind: String,
+    /// The error, as the consumer's `run` returned it.
+    pub message: String,
+    /// When, ms since the epoch.
+    pub at_ms: u64,
+    /// The event's sequence number: a lower one afterwards is a new exporter (a new process).
+    #[serde(skip)]
+    pub seq: u64,
 }
 
 /// A rebalance that started and has not ended.

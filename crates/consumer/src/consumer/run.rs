@@ -35,6 +35,9 @@ use crate::processing::{EventReceiver, Handler, ProcessingEngine, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
+/// How long `run`, ending on a fatal error, waits at most for a telemetry exporter to deliver it.
+const FATAL_EXPORT_WAIT: Duration = Duration::from_secs(1);
+
 pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), ConsumerError> {
     let shared = Arc::clone(&inner.shared);
     let config = &shared.config;
@@ -200,7 +203,22 @@ impl<H: Handler> Lifecycle<'_, H> {
             timed_out: report.timed_out,
         });
         match self.shared.fatal() {
-            Some(e) => Err(e),
+            Some(e) => {
+                // The sidecar should hear of it before the process exits on it, within what the
+                // shutdown's bound has left (a second at most).
+                let left = self
+                    .shared
+                    .shutdown_requested_at()
+                    .map(|at| {
+                        (at + self.shared.config.shutdown_timeout)
+                            .saturating_duration_since(Instant::now())
+                    })
+                    .unwrap_or_default();
+                self.shared
+                    .await_fatal_exported(left.min(FATAL_EXPORT_WAIT))
+                    .await;
+                Err(e)
+            }
             None => Ok(()),
         }
     }

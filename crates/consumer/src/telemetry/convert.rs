@@ -81,6 +81,13 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
                 timed_out,
             },
         )),
+        ConsumerEvent::FatalError { kind, error } => Some((
+            now_ms(),
+            Event::FatalError {
+                kind: kind.to_string(),
+                message: error.to_string(),
+            },
+        )),
         // `ConsumerEvent` is non-exhaustive: a new variant is skipped until the schema has it.
         #[allow(unreachable_patterns)]
         _ => None,
@@ -315,6 +322,31 @@ mod tests {
         assert_eq!(json["partitions"][1]["partition"], 1);
         assert_eq!(json["error"], "UNKNOWN_TOPIC_ID (100)");
         assert_eq!(json["recheck_in_seconds"], 300.0);
+        let back: Event = serde_json::from_value(json).expect("the sidecar reads it back");
+        assert_eq!(back, converted);
+    }
+
+    #[test]
+    fn a_fatal_error_is_a_fatal_error_line() {
+        let error = crate::ConsumerError::TopicAuthorizationFailed {
+            topics: vec!["orders".into()],
+            principal: "User:alice".into(),
+        };
+        let event = ConsumerEvent::FatalError {
+            kind: error.kind(),
+            error,
+        };
+        let (_, converted) = convert(event).expect("converted");
+        assert_eq!(converted.type_name(), "fatal_error");
+        let json = serde_json::to_value(&converted).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "type": "fatal_error",
+                "kind": "topic_authorization",
+                "message": "User:alice is not authorized to read topic(s) orders (TOPIC_AUTHORIZATION_FAILED)",
+            })
+        );
         let back: Event = serde_json::from_value(json).expect("the sidecar reads it back");
         assert_eq!(back, converted);
     }

@@ -4,7 +4,8 @@
 //! Nothing here can slow the consumer: the consumer's stream never waits (it drops and counts
 //! when full), intake only converts and pushes into a bounded buffer, and POSTs run in their own
 //! task under a timeout with back-off. Every loss is counted; the next batch that reaches the
-//! sidecar starts with an `events_dropped` line carrying the total.
+//! sidecar starts with an `events_dropped` line carrying the total. A `fatal_error` is sent at
+//! once, and `run`, ending on it, waits (a second at most) until it has reached the sidecar.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,8 +66,10 @@ impl Shared {
                 .member_id
                 .clone_from(member_id);
         }
+        // A fatal error goes at once: `run` ends, and the process with it, soon after.
+        let urgent = matches!(event, Event::FatalError { .. });
         let envelope = self.envelope(ts_ms, event);
-        if self.buffer.push(envelope) >= self.config.batch_max {
+        if self.buffer.push(envelope) >= self.config.batch_max || urgent {
             self.ready.notify_one();
         }
     }
@@ -161,6 +164,7 @@ impl TelemetryExporter {
         let (stop_sender_tx, stop_sender_rx) = watch::channel(false);
         let intake = tokio::spawn(intake(Arc::clone(&shared), events, tee, stop_rx.clone()));
         let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx));
+        shared_state.exporter_attached(true);
         let sender = tokio::spawn(sender(Arc::clone(&shared), stop_sender_rx));
         Ok(ExporterHandle {
             shared,
@@ -223,6 +227,11 @@ impl ExporterHandle {
         self.stop_sender.send_replace(true);
         self.shared.ready.notify_one();
         let _ = self.sender.await;
+        self.shared
+            .consumer
+            .telemetry_view()
+            .0
+            .exporter_attached(false);
         self.shared.dropped_total()
     }
 }
@@ -347,6 +356,12 @@ async fn send_batch(shared: &Shared) -> bool {
     .await;
     match result {
         Ok(status) if (200..300).contains(&status) => {
+            if batch
+                .iter()
+                .any(|e| matches!(e.event, Event::FatalError { .. }))
+            {
+                shared.consumer.telemetry_view().0.fatal_exported();
+            }
             shared
                 .stats
                 .sent

@@ -45,5 +45,5 @@ pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KE
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
     Envelope, Event, HandlerLatency, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause,
-    Snapshot, TopicPartition, HANDLER_LATENCY_BUCKETS_SECONDS,
+    Snapshot, TopicPartition, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
 };

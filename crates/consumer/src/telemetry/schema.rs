@@ -264,6 +264,17 @@ pub enum Event {
         /// The error.
         error: String,
     },
+    /// A fatal error stopped the consumer (`run` ends with it): once, before `shutdown`.
+    FatalError {
+        /// What kind of error, from a closed set (the sidecar's metric label):
+        /// `authentication`, `tls`, `group_authorization`, `topic_authorization`,
+        /// `cluster_authorization`, `fenced`, `handler_failed`, `no_offset`,
+        /// `offset_out_of_range`, `corrupt_records`, `fetch_failed`, `unencodable`, `config`,
+        /// `other`.
+        kind: String,
+        /// The error as `run` returns it (one line; never a secret).
+        message: String,
+    },
     /// The consumer shut down.
     Shutdown {
         /// From the request to the end.
@@ -308,12 +319,32 @@ impl Event {
             Event::TopicUnavailable { .. } => "topic_unavailable",
             Event::OffsetReset { .. } => "offset_reset",
             Event::CommitFailed { .. } => "commit_failed",
+            Event::FatalError { .. } => "fatal_error",
             Event::Shutdown { .. } => "shutdown",
             Event::EventsDropped { .. } => "events_dropped",
             Event::Snapshot(_) => "snapshot",
         }
     }
 }
+
+/// Every `kind` of a [`Event::FatalError`] ([`ConsumerError::kind`](crate::ConsumerError::kind)):
+/// the closed set of the sidecar's `mooring_consumer_fatal_error{kind}` label.
+pub const FATAL_ERROR_KINDS: [&str; 14] = [
+    "authentication",
+    "tls",
+    "group_authorization",
+    "topic_authorization",
+    "cluster_authorization",
+    "fenced",
+    "handler_failed",
+    "no_offset",
+    "offset_out_of_range",
+    "corrupt_records",
+    "fetch_failed",
+    "unencodable",
+    "config",
+    "other",
+];
 
 /// The consumer's state at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,11 @@
 //! and its handlers are not stalled past the critical poll-stall threshold (keep that above
 //! `max.poll.interval.ms`). A broker outage fails none of these, so it cannot cause a restart
 //! storm. Readiness is the member's: joined, stable, assigned.
+//!
+//! A consumer stopped on a fatal error (an authentication refused, ...) is not ready, and both
+//! bodies carry the error (`fatal_error`, `consumer_fatal_error`); liveness stays progress: the
+//! consumer's process exits on the error anyway, so its container restarts by itself, and a
+//! liveness failure would only restart the sidecar with it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +59,7 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
     }
     let seen = state.last_event.is_some();
     let loop_ticks = state.snapshot.as_ref().map(|(_, s)| s.loop_ticks);
+    let fatal_error = state.member.fatal_error.clone();
     drop(state);
     let status = if problems.is_empty() {
         StatusCode::OK
@@ -68,6 +74,7 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
         "poll_stall_seconds": stall,
         "consumer_loop_stale_seconds": loop_age,
         "consumer_loop_ticks": loop_ticks,
+        "consumer_fatal_error": fatal_error,
     });
     (status, Json(body)).into_response()
 }
@@ -81,6 +88,7 @@ pub(crate) async fn readyz(State(app): State<Arc<App>>) -> Response {
         "member_id": state.member.member_id,
         "generation": state.member.generation,
         "assigned_partitions": state.member.assignment.len(),
+        "fatal_error": state.member.fatal_error,
     });
     drop(state);
     let status = if ready {
