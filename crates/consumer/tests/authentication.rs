@@ -252,3 +252,36 @@ async fn tls_to_a_name_the_certificate_does_not_hold_ends_run_at_once() {
     };
     assert!(message.contains("not valid for name"), "{message}");
 }
+
+#[tokio::test]
+async fn the_stream_ends_and_its_run_future_returns_the_error() {
+    let cluster = Cluster::shared();
+    let (logs, _guard) = Logs::capture();
+    let topic = unique("auth-topic");
+    cluster.create_topic(&topic, 1);
+    let c = common::consumer(
+        &cluster,
+        &unique("auth-g"),
+        &sasl(&cluster, "SCRAM-SHA-256", WRONG_PASSWORD),
+    );
+    c.subscribe([topic]).unwrap();
+    let (mut records, run) = c.stream();
+    let run = tokio::spawn(run);
+    let started = Instant::now();
+    let next = tokio::time::timeout(DEADLINE, records.next()).await;
+    assert!(
+        matches!(next, Ok(None)),
+        "the stream ends (not a record, not a hang) within {DEADLINE:?}"
+    );
+    let error = tokio::time::timeout(DEADLINE, run)
+        .await
+        .expect("the run future ends")
+        .unwrap()
+        .unwrap_err();
+    assert!(started.elapsed() < PROMPTLY, "{:?}", started.elapsed());
+    assert!(
+        matches!(client_error(&error), ClientError::Authentication { .. }),
+        "{error:?}"
+    );
+    said_once_without(&logs, &error, &[WRONG_PASSWORD]);
+}
