@@ -10,7 +10,8 @@
 //!   `main` cluster's state is asked. No broker → the test **fails** with a message saying how to
 //!   start one; it never passes silently.
 //! - [`Cluster::dedicated`]: a private cluster (1 or 3 nodes) for tests that kill brokers; it is
-//!   stopped when dropped.
+//!   stopped when dropped. [`Cluster::dedicated_with`] passes `scripts/kafka start` options
+//!   (`--authorizer`: ACLs enforced, granted with [`Cluster::acl`]).
 //! - [`unique`]: topic and group names unique per test and per run, so tests can share a broker.
 //! - [`Cluster::spawn_verifiable_producer`]: a producer writing while the test runs, whose
 //!   acknowledged offsets are what lost records are counted against.
@@ -120,18 +121,18 @@ impl Cluster {
     /// 32368, so no port falls in Linux's range for outgoing connections (32768-60999), where a
     /// client socket may already hold it.
     pub fn dedicated(name: &str, nodes: u8, port_base: u16) -> Cluster {
+        Cluster::dedicated_with(name, nodes, port_base, &[])
+    }
+
+    /// As [`Cluster::dedicated`], with more `scripts/kafka start` options (`--authorizer`: ACLs
+    /// enforced, set them with [`Cluster::acl`]).
+    pub fn dedicated_with(name: &str, nodes: u8, port_base: u16, options: &[&str]) -> Cluster {
         let _ = run_script(name, &["stop"]);
-        let out = run_script(
-            name,
-            &[
-                "start",
-                "--nodes",
-                &nodes.to_string(),
-                "--port-base",
-                &port_base.to_string(),
-            ],
-        )
-        .unwrap_or_else(|e| panic!("could not run scripts/kafka start for {name}: {e}"));
+        let (nodes, port_base) = (nodes.to_string(), port_base.to_string());
+        let mut args = vec!["start", "--nodes", &nodes, "--port-base", &port_base];
+        args.extend_from_slice(options);
+        let out = run_script(name, &args)
+            .unwrap_or_else(|e| panic!("could not run scripts/kafka start for {name}: {e}"));
         if !out.status.success() {
             // Nodes that did start must not outlive the failed attempt.
             let _ = run_script(name, &["stop"]);
@@ -213,6 +214,15 @@ impl Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Kafka's AclCommand on the PLAINTEXT listener (a super user's on a cluster started with
+    /// `--authorizer`), e.g. `["--add", "--allow-principal", "User:alice", "--operation",
+    /// "Read", "--group", group]`; panics unless it succeeded.
+    pub fn acl(&self, args: &[&str]) {
+        let mut all = vec!["--bootstrap-server", self.bootstrap()];
+        all.extend_from_slice(args);
+        self.tool_ok("AclCommand", &all);
     }
 
     /// Creates a topic with `partitions` partitions (replication factor: the cluster's node count).
