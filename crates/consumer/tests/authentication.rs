@@ -9,19 +9,15 @@
 mod auth_support;
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use auth_support::{run_within, Logs};
+use auth_support::{client_error, ended_promptly, said_once_without, Logs, DEADLINE, PROMPTLY};
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
 use mooring_coordinator::config::SaslMechanism;
 use mooring_coordinator::Error as ClientError;
 use mooring_testkit::{unique, Cluster};
 use mooring_wire::error_code::ErrorCode;
 
-/// How long `run` may take to end: the failure is known at the first connection.
-const PROMPTLY: Duration = Duration::from_secs(5);
-/// How long a test waits before calling `run` stuck.
-const DEADLINE: Duration = Duration::from_secs(15);
 const WRONG_PASSWORD: &str = "not-alices-secret-7f3a";
 
 /// Runs a consumer of a fresh topic with `extra` properties until `run` ends; asserts it ended
@@ -38,54 +34,6 @@ async fn fatal_once(cluster: &Cluster, extra: &[(&str, &str)], secrets: &[&str])
     error
 }
 
-/// Runs `c` until `run` ends; asserts it ended with an error within [`PROMPTLY`].
-async fn ended_promptly(c: &Consumer, logs: &Logs) -> ConsumerError {
-    let started = Instant::now();
-    let outcome = run_within(c, DEADLINE).await;
-    let took = started.elapsed();
-    let attempts = logs.lines_with("rebalance attempt failed").len();
-    let error = match outcome {
-        Ok(Err(error)) => error,
-        Ok(Ok(())) => panic!("run ended without an error after {took:?}"),
-        Err(handled) => panic!(
-            "run did not end within {DEADLINE:?} ({handled} records handled, {attempts} failed \
-             rebalance attempts logged, {} error lines); first lines:\n{}",
-            logs.errors().len(),
-            logs.text().lines().take(10).collect::<Vec<_>>().join("\n")
-        ),
-    };
-    assert!(
-        took < PROMPTLY,
-        "run ended after {took:?}, not at once: {error}"
-    );
-    assert!(
-        attempts <= 2,
-        "{attempts} failed rebalance attempts: a retry loop"
-    );
-    assert!(error.is_fatal(), "{error:?}");
-    error
-}
-
-/// Exactly one error line, naming the error; no secret in the error or in any log line.
-fn said_once_without(logs: &Logs, error: &ConsumerError, secrets: &[&str]) {
-    let errors = logs.errors();
-    assert_eq!(errors.len(), 1, "said once: {errors:#?}");
-    let text = error.to_string();
-    assert!(!text.contains('\n'), "one line: {text}");
-    assert!(
-        errors[0].contains(&text),
-        "{} does not say {text}",
-        errors[0]
-    );
-    let shown = format!("{error} {error:?} {}", logs.text());
-    for secret in secrets {
-        assert!(
-            !shown.contains(secret),
-            "a secret is printed: {error} / {error:?} / logs"
-        );
-    }
-}
-
 fn sasl<'a>(
     cluster: &'a Cluster,
     mechanism: &'a str,
@@ -98,14 +46,6 @@ fn sasl<'a>(
         ("sasl.username", cluster.var("MOORING_SASL_USER")),
         ("sasl.password", password),
     ]
-}
-
-/// The coordinator error inside `error`.
-fn client_error(error: &ConsumerError) -> &ClientError {
-    match error {
-        ConsumerError::Client(e) => e,
-        other => panic!("not a client error: {other:?}"),
-    }
 }
 
 #[tokio::test]

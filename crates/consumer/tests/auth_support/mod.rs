@@ -6,11 +6,18 @@
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError};
+use mooring_coordinator::Error as ClientError;
 use tracing_subscriber::fmt::MakeWriter;
+
+/// How long `run` may take to end on a security failure: it is known at the first connection
+/// (or the first answer), so this is no retry budget.
+pub const PROMPTLY: Duration = Duration::from_secs(5);
+/// How long a test waits before calling `run` stuck.
+pub const DEADLINE: Duration = Duration::from_secs(15);
 
 /// Every log line written (at DEBUG and above) on this thread while the guard lives. The tests
 /// run on tokio's current-thread runtime, so every task of the consumer logs here.
@@ -92,5 +99,61 @@ pub async fn run_within(
             let n = *handled.lock().unwrap();
             Err(n)
         }
+    }
+}
+
+/// Runs `c` until `run` ends; asserts it ended with an error within [`PROMPTLY`].
+pub async fn ended_promptly(c: &Consumer, logs: &Logs) -> ConsumerError {
+    let started = Instant::now();
+    let outcome = run_within(c, DEADLINE).await;
+    let took = started.elapsed();
+    let attempts = logs.lines_with("rebalance attempt failed").len();
+    let error = match outcome {
+        Ok(Err(error)) => error,
+        Ok(Ok(())) => panic!("run ended without an error after {took:?}"),
+        Err(handled) => panic!(
+            "run did not end within {DEADLINE:?} ({handled} records handled, {attempts} failed \
+             rebalance attempts logged, {} error lines); first lines:\n{}",
+            logs.errors().len(),
+            logs.text().lines().take(10).collect::<Vec<_>>().join("\n")
+        ),
+    };
+    assert!(
+        took < PROMPTLY,
+        "run ended after {took:?}, not at once: {error}"
+    );
+    assert!(
+        attempts <= 2,
+        "{attempts} failed rebalance attempts: a retry loop"
+    );
+    assert!(error.is_fatal(), "{error:?}");
+    error
+}
+
+/// Exactly one error line, naming the error; no secret in the error or in any log line.
+pub fn said_once_without(logs: &Logs, error: &ConsumerError, secrets: &[&str]) {
+    let errors = logs.errors();
+    assert_eq!(errors.len(), 1, "said once: {errors:#?}");
+    let text = error.to_string();
+    assert!(!text.contains('\n'), "one line: {text}");
+    assert!(
+        errors[0].contains(&text),
+        "{} does not say {text}",
+        errors[0]
+    );
+    let shown = format!("{error} {error:?} {}", logs.text());
+    for secret in secrets {
+        assert!(
+            !shown.contains(secret),
+            "a secret is printed: {error} / {error:?} / logs"
+        );
+    }
+}
+
+/// The coordinator error inside `error`.
+pub fn client_error(error: &ConsumerError) -> &ClientError {
+    match error {
+        ConsumerError::Client(e) => e,
+        other => panic!("not a client error: {other:?}"),
     }
 }
