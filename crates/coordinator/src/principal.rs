@@ -12,7 +12,11 @@
 use crate::config::{ClientConfig, SaslMechanism, SecurityProtocol};
 
 impl ClientConfig {
-    /// The principal this client presents (see the [module docs](self)).
+    /// The principal this client presents, as the security errors name it (never a secret):
+    /// `User:<sasl.username>` for SASL PLAIN and SCRAM (what Kafka's default principal builder
+    /// makes of it); for OAUTHBEARER the token's subject, which this client does not read; for
+    /// TLS with a client certificate the certificate file (the broker takes its subject, which
+    /// this client does not decode); `User:ANONYMOUS` for PLAINTEXT and TLS without one.
     pub fn principal(&self) -> String {
         if self.security_protocol.uses_sasl() {
             return match (self.sasl.mechanism, &self.sasl.username) {

@@ -197,9 +197,12 @@ impl Consumer {
     /// [`ConsumerEvent::OffsetsNotCommitted`](crate::ConsumerEvent::OffsetsNotCommitted)). A
     /// consumer runs once.
     ///
-    /// Returns the fatal error that stopped it, if any: [`ConsumerError::NoOffsetForPartition`],
+    /// Returns the fatal error that stopped it, if any, said once (one error log line, one
+    /// [`ConsumerEvent::FatalError`](crate::ConsumerEvent::FatalError)): an authentication or
+    /// TLS handshake refused, a group or topics the principal may not read
+    /// ([`ConsumerError::TopicAuthorizationFailed`]), [`ConsumerError::NoOffsetForPartition`],
     /// [`ConsumerError::OffsetOutOfRange`], [`ConsumerError::HandlerFailed`] (policy `stop`), a
-    /// fenced static member, ...
+    /// fenced static member, ... (the crate docs' "What `run` returns").
     ///
     /// # Dropping the future
     /// Dropping it before it returns (a `tokio::select!` that took another branch, an aborted

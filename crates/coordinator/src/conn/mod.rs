@@ -11,7 +11,7 @@
 //! A failure of the connection's security is fatal, not a network error: SASL refused
 //! ([`Error::Authentication`]) or a TLS handshake that TLS itself failed ([`Error::Tls`]: a
 //! certificate that does not verify, ours refused). The pool remembers it and connects no more
-//! ([`Pool`]); everything that needs a connection gets it at once, and the consumer ends with it.
+//! (the pool); everything that needs a connection gets it at once, and the consumer ends with it.
 //! A handshake that the network cuts (reset, end of stream, timeout) is an I/O error like any
 //! other and retried.
 
