@@ -225,3 +225,16 @@ async fn the_stream_ends_and_its_run_future_returns_the_error() {
     );
     said_once_without(&logs, &error, &[WRONG_PASSWORD]);
 }
+
+#[tokio::test]
+async fn sasl_to_a_listener_without_sasl_ends_run_at_once() {
+    let cluster = Cluster::shared();
+    // The PLAINTEXT listener answers SaslHandshake with ILLEGAL_SASL_STATE.
+    let mut props = sasl(&cluster, "SCRAM-SHA-256", WRONG_PASSWORD);
+    props[0] = ("bootstrap.servers", cluster.bootstrap());
+    let error = fatal_once(&cluster, &props, &[WRONG_PASSWORD]).await;
+    let ClientError::Authentication { code, .. } = client_error(&error) else {
+        panic!("{error:?}")
+    };
+    assert_eq!(*code, ErrorCode::IllegalSaslState, "{error}");
+}
