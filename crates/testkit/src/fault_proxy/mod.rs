@@ -1,7 +1,8 @@
 //! A hostile network on loopback: a fault proxy between a Kafka client and a real broker.
 //!
-//! [`FaultProxy::start`] listens on a 127.0.0.1 port of its own for each bootstrap server; the
-//! client bootstraps through [`FaultProxy::bootstrap`]. The proxy relays Kafka frames both ways
+//! [`FaultProxy::start`] listens on a 127.0.0.1 port of its own for each bootstrap server (any
+//! free port; [`FaultProxy::start_on_ports`] keeps every listener in a range); the client
+//! bootstraps through [`FaultProxy::bootstrap`]. The proxy relays Kafka frames both ways
 //! and rewrites every broker address the client could learn (Metadata brokers, FindCoordinator
 //! coordinators of every version including v4+ batches, Fetch v16+ node endpoints) to listeners
 //! of its own, one per broker node, opened the first time a response names the node. So every
@@ -48,6 +49,7 @@ pub use stats::{
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -87,6 +89,8 @@ struct Registry {
 #[derive(Debug)]
 pub(crate) struct Shared {
     seed: u64,
+    /// Where listeners are opened: the first free port of the range, or any port (`None`).
+    ports: Option<RangeInclusive<u16>>,
     faults: Faults,
     runtime: Handle,
     registry: Mutex<Registry>,
@@ -104,6 +108,27 @@ impl FaultProxy {
 
     /// Starts a proxy whose random choices all derive from `seed`.
     pub fn start_with_seed(bootstrap: &str, seed: u64) -> io::Result<FaultProxy> {
+        FaultProxy::start_inner(bootstrap, seed, None)
+    }
+
+    /// As [`FaultProxy::start_with_seed`], with every listener (the bootstrap servers' first, in
+    /// order, then each broker node's as responses name it) on the first free port of `ports`,
+    /// so a proxy in a process of its own has addresses known in advance. A listener that finds
+    /// no free port fails: at the start with an error, later as a rewrite error (the connection
+    /// whose response named the node is closed).
+    pub fn start_on_ports(
+        bootstrap: &str,
+        seed: u64,
+        ports: RangeInclusive<u16>,
+    ) -> io::Result<FaultProxy> {
+        FaultProxy::start_inner(bootstrap, seed, Some(ports))
+    }
+
+    fn start_inner(
+        bootstrap: &str,
+        seed: u64,
+        ports: Option<RangeInclusive<u16>>,
+    ) -> io::Result<FaultProxy> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("fault-proxy")
@@ -111,6 +136,7 @@ impl FaultProxy {
             .build()?;
         let shared = Arc::new(Shared {
             seed,
+            ports,
             faults: Faults::new(),
             runtime: runtime.handle().clone(),
             registry: Mutex::new(Registry::default()),
@@ -252,12 +278,35 @@ impl Shared {
 
     /// Opens a listener for `endpoint` and its accept loop; returns the port.
     fn listen(self: &Arc<Self>, endpoint: Endpoint) -> io::Result<u16> {
-        let listener = std::net::TcpListener::bind((LISTEN_HOST, 0))?;
+        let listener = self.bind()?;
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let shared = Arc::clone(self);
         self.runtime.spawn(accept_loop(shared, listener, endpoint));
         Ok(port)
+    }
+
+    /// A listening socket on the first free port of the range, or on any port.
+    fn bind(&self) -> io::Result<std::net::TcpListener> {
+        let Some(range) = &self.ports else {
+            return std::net::TcpListener::bind((LISTEN_HOST, 0));
+        };
+        let mut last = None;
+        for port in range.clone() {
+            match std::net::TcpListener::bind((LISTEN_HOST, port)) {
+                Ok(listener) => return Ok(listener),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!(
+                "no free port in {LISTEN_HOST}:{}-{} ({})",
+                range.start(),
+                range.end(),
+                last.map_or_else(|| "the range is empty".to_string(), |e| e.to_string())
+            ),
+        ))
     }
 
     fn upstream_of(&self, endpoint: Endpoint) -> Option<String> {
@@ -402,5 +451,46 @@ async fn reset_ticker(shared: Arc<Shared>) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listeners_take_the_first_free_ports_of_the_range() {
+        // A port of the range held by someone else is skipped.
+        let taken = std::net::TcpListener::bind((LISTEN_HOST, 0)).unwrap();
+        let first = taken.local_addr().unwrap().port();
+        let Some(last) = first.checked_add(20) else {
+            return; // no room above this ephemeral port for the range
+        };
+        let proxy =
+            FaultProxy::start_on_ports("127.0.0.1:9,127.0.0.1:10", 1, first..=last).unwrap();
+        let ports: Vec<u16> = proxy.listeners().values().map(|(p, _)| *p).collect();
+        assert_eq!(ports.len(), 2, "{ports:?}");
+        assert!(
+            ports.iter().all(|p| (first + 1..=last).contains(p)),
+            "{ports:?}"
+        );
+        assert!(ports[0] < ports[1], "bootstrap servers in order: {ports:?}");
+        assert_eq!(
+            proxy.bootstrap(),
+            format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1])
+        );
+    }
+
+    #[test]
+    fn a_range_without_a_free_port_is_an_error_that_names_it() {
+        let taken = std::net::TcpListener::bind((LISTEN_HOST, 0)).unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let e = FaultProxy::start_on_ports("127.0.0.1:9", 1, port..=port).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+        assert!(
+            e.to_string().contains(&format!("127.0.0.1:{port}-{port}")),
+            "{e}"
+        );
     }
 }
