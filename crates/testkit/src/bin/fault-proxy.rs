@@ -105,6 +105,9 @@ fn parse_range<T: FromStr + PartialOrd + Copy>(text: &str) -> Result<RangeInclus
     Ok(first..=last)
 }
 
+/// The kinds, for messages.
+const KINDS: &str = "latency, bandwidth, reset, half-open, corruption";
+
 /// A kind of fault episode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -124,9 +127,7 @@ impl FromStr for Kind {
             "reset" => Kind::Reset,
             "half-open" => Kind::HalfOpen,
             "corruption" => Kind::Corruption,
-            other => return Err(format!(
-                "unknown fault kind `{other}` (latency, bandwidth, reset, half-open, corruption)"
-            )),
+            other => return Err(format!("unknown fault kind `{other}` ({KINDS})")),
         })
     }
 }
