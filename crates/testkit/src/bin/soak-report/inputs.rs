@@ -262,7 +262,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.join("events-3.txt"),
-            "30 event rebalance-started cause=NewMember generation=-1\n[log] something\n",
+            "30 event rebalance-started cause=MemberJoined generation=-1\n[log] something\n",
         )
         .unwrap();
         std::fs::write(
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(inputs.processed[0].life, (3, 2));
         assert_eq!(inputs.events.len(), 1);
         assert_eq!(inputs.events[0].who, "member-3");
-        assert_eq!(inputs.events[0].field("cause"), Some("NewMember"));
+        assert_eq!(inputs.events[0].field("cause"), Some("MemberJoined"));
         assert_eq!(inputs.timeline[0].what, "fault-start", "in time order");
         let bad: Vec<u64> = inputs.unparsed.0.values().copied().collect();
         assert_eq!(bad, [1, 1, 1], "{:?}", inputs.unparsed);
