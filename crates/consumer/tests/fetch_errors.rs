@@ -9,16 +9,14 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{consumer, stop, wait_until};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError, ConsumerEvent, TopicPartition};
-use mooring_testkit::{kafka_script, unique, Cluster};
+use mooring_testkit::{unique, Cluster};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -27,52 +25,6 @@ const RATE: u32 = 200;
 const PARTITIONS: u32 = 3;
 /// The window measured before and after the deletion.
 const WINDOW: Duration = Duration::from_secs(10);
-
-/// Kafka's VerifiableProducer at [`RATE`] records a second to one topic until [`Producer::stop`];
-/// killed on drop, should the test fail first.
-struct Producer {
-    child: Child,
-    out: PathBuf,
-}
-
-impl Producer {
-    fn start(cluster: &Cluster, topic: &str) -> Producer {
-        let out = std::env::temp_dir().join(format!("{}.txt", unique("fetch-errors-producer")));
-        let child = Command::new(kafka_script())
-            .args(["--cluster", cluster.name(), "tool", "VerifiableProducer"])
-            .args(["--bootstrap-server", cluster.bootstrap(), "--topic", topic])
-            .args(["--throughput", &RATE.to_string(), "--max-messages", "-1"])
-            .args(["--acks", "-1"])
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Producer { child, out }
-    }
-
-    /// SIGTERM (the tool flushes and prints its last acknowledgements), then the acknowledged
-    /// (partition, offset) pairs.
-    fn stop(mut self) -> BTreeSet<(i32, i64)> {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
-        let _ = std::fs::remove_file(&self.out);
-        text.lines()
-            .filter(|l| l.contains("\"name\":\"producer_send_success\""))
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| Some((v["partition"].as_i64()? as i32, v["offset"].as_i64()?)))
-            .collect()
-    }
-}
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// When a record was handled, and its topic, partition and offset.
 type Delivery = (Instant, String, i32, i64);
@@ -215,8 +167,8 @@ async fn deleting_one_topic_leaves_the_other_flowing_and_is_reported() {
     c.subscribe([kept.clone(), doomed.clone()]).unwrap();
     let deliveries = Deliveries::default();
     let run = deliveries.spawn_run(&c);
-    let kept_producer = Producer::start(&cluster, &kept);
-    let doomed_producer = Producer::start(&cluster, &doomed);
+    let kept_producer = cluster.spawn_verifiable_producer(&kept, None, RATE, &[]);
+    let doomed_producer = cluster.spawn_verifiable_producer(&doomed, None, RATE, &[]);
     wait_until("both topics consumed", Duration::from_secs(60), || {
         deliveries.count(&kept) > 0 && deliveries.count(&doomed) > 0
     })

@@ -215,7 +215,7 @@ impl Hostile {
 
     fn produce(&self, count: u64, rate: u32, props: &[(&str, &str)]) -> BackgroundProducer {
         self.cluster
-            .spawn_verifiable_producer(&self.topic, count, rate, props)
+            .spawn_verifiable_producer(&self.topic, Some(count), rate, props)
     }
 
     /// Polls `condition` every 50 ms until it holds; fails at `timeout`, or at once if `run`

@@ -9,8 +9,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +16,7 @@ use std::time::Duration;
 use common::{consumer, stop, wait_until, Seen};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError, TopicPartition};
-use mooring_testkit::{kafka_script, unique, Cluster};
+use mooring_testkit::{unique, Cluster};
 use tokio::task::JoinHandle;
 
 const PARTITIONS: usize = 6;
@@ -57,56 +55,6 @@ fn spawn_member(
     })
 }
 
-/// Kafka's VerifiableProducer at `RATE` records a second until [`Producer::stop`], so the stream
-/// lasts however long the cycles take (a fixed count ran out on a slow machine, and a second
-/// member then had nothing to handle). Killed on drop, should the test fail first.
-struct Producer {
-    child: Child,
-    out: PathBuf,
-}
-
-impl Producer {
-    fn start(cluster: &Cluster, topic: &str) -> Producer {
-        let out = std::env::temp_dir().join(format!("{}.txt", unique("churn-producer")));
-        let child = Command::new(kafka_script())
-            .args(["--cluster", cluster.name(), "tool", "VerifiableProducer"])
-            .args(["--bootstrap-server", cluster.bootstrap(), "--topic", topic])
-            .args(["--throughput", &RATE.to_string(), "--max-messages", "-1"])
-            .args(["--acks", "-1"])
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Producer { child, out }
-    }
-
-    /// SIGTERM (the tool flushes and prints its last acknowledgements), then the (partition,
-    /// offset) of every record the broker acknowledged.
-    fn stop(mut self) -> BTreeSet<(i32, i64)> {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-        std::fs::read_to_string(&self.out)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.contains("\"name\":\"producer_send_success\""))
-            .filter_map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).ok()?;
-                let partition = i32::try_from(v["partition"].as_i64()?).ok()?;
-                Some((partition, v["offset"].as_i64()?))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// One member stays while a second joins, handles records, and leaves, `CYCLES` times, under a
 /// steady stream. Returns (lost, duplicates, rebalances the staying member went through): lost
 /// counts the records the broker acknowledged to the producer that no member handled, once the
@@ -134,7 +82,7 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
     )
     .await;
     let first_generation = anchor.member_state().unwrap().generation;
-    let producer = Producer::start(&cluster, &topic);
+    let producer = cluster.spawn_verifiable_producer(&topic, None, RATE, &[]);
 
     for cycle in 0..CYCLES {
         let other = consumer(&cluster, &group, &extra);
@@ -166,9 +114,11 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
         .await;
     }
     let rebalances = anchor.member_state().unwrap().generation - first_generation;
-    let acked = tokio::task::spawn_blocking(move || producer.stop())
+    let acked: BTreeSet<(i32, i64)> = tokio::task::spawn_blocking(move || producer.stop())
         .await
-        .unwrap();
+        .unwrap()
+        .into_iter()
+        .collect();
     assert!(!acked.is_empty(), "the producer had nothing acknowledged");
     // Where the acknowledged records end, per partition: the staying member, which owns every
     // partition again, has handled them all once its commits reach these offsets.

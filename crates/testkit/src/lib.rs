@@ -66,6 +66,17 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{millis}-{n}", std::process::id())
 }
 
+/// A fresh temporary directory named after `prefix` holding `producer.properties` with `props`:
+/// the directory (for the caller to remove) and the file.
+fn properties_file(prefix: &str, props: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(unique(prefix));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("producer.properties");
+    let text: String = props.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    std::fs::write(&config, text).expect("write producer config");
+    (dir, config)
+}
+
 /// A running Kafka cluster started by `scripts/kafka`.
 #[derive(Debug)]
 pub struct Cluster {
@@ -305,14 +316,7 @@ impl Cluster {
         keys: u32,
         producer_props: &[(&str, &str)],
     ) -> u64 {
-        let dir = std::env::temp_dir().join(unique("producer"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let config = dir.join("producer.properties");
-        let props: String = producer_props
-            .iter()
-            .map(|(k, v)| format!("{k}={v}\n"))
-            .collect();
-        std::fs::write(&config, props).expect("write producer config");
+        let (dir, config) = properties_file("producer", producer_props);
         let count_arg = count.to_string();
         let keys_arg = keys.to_string();
         let mut args = vec![

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::{kafka_script, unique, Cluster};
+use crate::{kafka_script, properties_file, Cluster};
 
 /// A running VerifiableProducer; killed when dropped.
 #[derive(Debug)]
@@ -22,24 +22,17 @@ pub struct BackgroundProducer {
 }
 
 impl Cluster {
-    /// Starts Kafka's VerifiableProducer (acks=all) writing `count` records (values `0..count`)
-    /// to `topic` at `throughput` records a second (0: as fast as it can), with extra producer
-    /// properties such as `linger.ms`.
+    /// Starts Kafka's VerifiableProducer (acks=all) writing `count` records (values `0..count`;
+    /// `None`: until stopped) to `topic` at `throughput` records a second (0: as fast as it can),
+    /// with extra producer properties such as `linger.ms`.
     pub fn spawn_verifiable_producer(
         &self,
         topic: &str,
-        count: u64,
+        count: Option<u64>,
         throughput: u32,
         producer_props: &[(&str, &str)],
     ) -> BackgroundProducer {
-        let dir = std::env::temp_dir().join(unique("bg-producer"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let config = dir.join("producer.properties");
-        let props: String = producer_props
-            .iter()
-            .map(|(k, v)| format!("{k}={v}\n"))
-            .collect();
-        std::fs::write(&config, props).expect("write producer config");
+        let (dir, config) = properties_file("bg-producer", producer_props);
         let throughput = if throughput == 0 {
             "-1".to_string()
         } else {
@@ -48,7 +41,10 @@ impl Cluster {
         let mut child = Command::new(kafka_script())
             .args(["--cluster", self.name(), "tool", "VerifiableProducer"])
             .args(["--bootstrap-server", self.bootstrap(), "--topic", topic])
-            .args(["--max-messages", &count.to_string()])
+            .args([
+                "--max-messages",
+                &count.map_or_else(|| "-1".into(), |n| n.to_string()),
+            ])
             .args(["--throughput", &throughput, "--acks", "-1"])
             .arg("--producer.config")
             .arg(&config)
