@@ -14,7 +14,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -98,24 +97,6 @@ for part, key, value, headers in spec:
     p.produce(topic, key=key, value=value, partition=part, headers=[(k, v.encode()) for k, v in headers])
     p.flush(30)
 "#;
-
-fn produce(cluster: &Cluster, topic: &str, spec: &serde_json::Value) {
-    let out = Command::new(mooring_testkit::peer_python())
-        .args([
-            "-c",
-            PRODUCER,
-            cluster.bootstrap(),
-            topic,
-            &spec.to_string(),
-        ])
-        .output()
-        .expect("run the confluent-kafka producer (scripts/setup makes its virtualenv)");
-    assert!(
-        out.status.success(),
-        "producer failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn consumer(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Consumer {
     Consumer::new(ConsumerConfig::from_properties(common::props(cluster, group, extra)).unwrap())
@@ -237,7 +218,7 @@ async fn process_spans_continue_the_producers_trace_with_semconv_attributes() {
         ],
         [1, null, null, []],
     ]);
-    produce(&cluster, &topic, &spec);
+    common::produce_with_python(&cluster, PRODUCER, &topic, &spec);
 
     let c = consumer(
         &cluster,
@@ -433,7 +414,7 @@ async fn a_commit_while_revoking_nests_under_partitions_revoked() {
     let group = unique("otel-rev-g");
     cluster.create_topic(&topic, 2);
     let spec = serde_json::json!([[0, "a", "1", []], [1, "b", "2", []]]);
-    produce(&cluster, &topic, &spec);
+    common::produce_with_python(&cluster, PRODUCER, &topic, &spec);
 
     // Eager (range): a second member's join makes the first revoke everything and commit.
     let extra = [

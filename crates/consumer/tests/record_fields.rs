@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -26,24 +25,6 @@ for ts, value, headers in spec:
               headers=[(k, v.encode()) for k, v in headers])
     p.flush(30)
 "#;
-
-fn produce(cluster: &Cluster, topic: &str, spec: &serde_json::Value) {
-    let out = Command::new(mooring_testkit::peer_python())
-        .args([
-            "-c",
-            PRODUCER,
-            cluster.bootstrap(),
-            topic,
-            &spec.to_string(),
-        ])
-        .output()
-        .expect("run the confluent-kafka producer (scripts/setup makes its virtualenv)");
-    assert!(
-        out.status.success(),
-        "producer failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// (offset, timestamp, timestamp type, leader epoch, headers, last "k" header).
 type Seen = (
@@ -138,8 +119,8 @@ async fn timestamps_headers_and_leader_epoch_as_written() {
         [1_600_000_000_007i64, "b", []],
     ]);
     let before = now_ms();
-    produce(&cluster, &created, &spec);
-    produce(&cluster, &appended, &spec);
+    common::produce_with_python(&cluster, PRODUCER, &created, &spec);
+    common::produce_with_python(&cluster, PRODUCER, &appended, &spec);
     let after = now_ms();
 
     let headers = vec![h("trace", "t-1"), h("k", "1"), h("k", "2")];

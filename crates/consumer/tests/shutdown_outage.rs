@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mooring_testkit::{kafka_script, unique, Cluster};
+use mooring_testkit::{kafka_script, unique, unix_millis, wait_blocking, Cluster};
 use serde_json::Value;
 
 const PARTITIONS: u32 = 3;
@@ -193,23 +193,6 @@ impl Drop for Member {
     }
 }
 
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !condition() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?}: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Stops every node of `cluster` (a clean broker shutdown, as an operator's stop).
 fn stop_broker(cluster: &Cluster) {
     let out = Command::new(kafka_script())
@@ -240,7 +223,7 @@ fn sigterm_while_the_broker_is_down_exits_within_the_close_timeout_and_loses_not
         &group,
         &["--processing-delay-ms", "200", "--concurrency", "20"],
     );
-    wait_until(
+    wait_blocking(
         "the first member consumed and committed",
         Duration::from_secs(60),
         || first.consumed() >= 500 && !first.committed().is_empty(),
@@ -248,7 +231,7 @@ fn sigterm_while_the_broker_is_down_exits_within_the_close_timeout_and_loses_not
     stop_broker(&cluster);
     let consumed_before = first.consumed();
 
-    let sigterm_at = now_millis();
+    let sigterm_at = unix_millis();
     first.sigterm();
     let exit = first.wait_exit(Duration::from_secs(60));
     let stderr = first.stderr();
@@ -310,7 +293,7 @@ fn sigterm_while_the_broker_is_down_exits_within_the_close_timeout_and_loses_not
             .filter(|po| seen.binary_search(po).is_err())
             .collect()
     };
-    wait_until(
+    wait_blocking(
         "every acknowledged record consumed by one member or the other",
         Duration::from_secs(90),
         || missing(&first, &second).is_empty(),

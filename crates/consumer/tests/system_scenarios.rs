@@ -22,32 +22,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use mooring_testkit::{kafka_script, unique, Cluster};
+use mooring_testkit::{kafka_script, unique, unix_millis, wait_blocking, Cluster};
 use serde_json::Value;
 
 const RANGE: &str = "org.apache.kafka.clients.consumer.RangeAssignor";
 const COOPERATIVE: &str = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor";
-
-fn now_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Polls `condition` every 50 ms until it holds; panics with `what` (and the group's state) at
-/// the deadline.
-fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !condition() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?}: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Impl {
@@ -141,7 +122,7 @@ impl Global {
     }
 
     fn handle(&mut self, member: usize, event: &Value) {
-        let at = event["timestamp"].as_i64().unwrap_or_else(now_millis);
+        let at = event["timestamp"].as_i64().unwrap_or_else(unix_millis);
         match event["name"].as_str().unwrap_or_default() {
             "startup_complete" => self.members[member].status = Status::Started,
             "shutdown_complete" => {
@@ -283,7 +264,7 @@ impl Global {
 
     /// Pairs of members whose ownership of a partition overlapped in time.
     fn overlaps(&self) -> Vec<String> {
-        let now = now_millis();
+        let now = unix_millis();
         let mut all: Vec<(i32, usize, i64, i64)> = self.intervals.clone();
         all.extend(
             self.owning
@@ -497,7 +478,7 @@ impl<'c> Scenario<'c> {
         let mut global = self.global.lock().unwrap();
         if !clean || global.members[i].status != Status::Dead {
             // No shutdown_complete from a killed process (kafkatest's handle_kill_process).
-            global.dead(i, now_millis());
+            global.dead(i, unix_millis());
         }
     }
 
@@ -541,7 +522,7 @@ impl<'c> Scenario<'c> {
     }
 
     fn await_members(&self, n: usize) {
-        wait_until(
+        wait_blocking(
             &format!("{n} members joined ({})", self.describe()),
             Duration::from_secs(45),
             || self.joined() == n,
@@ -551,7 +532,7 @@ impl<'c> Scenario<'c> {
     /// At least `n` more records consumed (`await_consumed_messages`).
     fn await_consumed(&self, n: u64) {
         let from = self.view(Global::total_consumed);
-        wait_until(
+        wait_blocking(
             &format!("{n} more records consumed ({})", self.describe()),
             Duration::from_secs(45),
             || self.view(Global::total_consumed) >= from + n,
@@ -648,7 +629,7 @@ impl<'c> Scenario<'c> {
     fn drain(&mut self) -> BTreeMap<i32, i64> {
         self.stop_producer();
         let ends = self.cluster.end_offsets(&self.topic);
-        wait_until(
+        wait_blocking(
             &format!("everything consumed up to {ends:?} ({})", self.describe()),
             Duration::from_secs(60),
             || {
@@ -752,7 +733,7 @@ fn consumer_bounce(name: &str, rolling: bool, imps: [Impl; 3], swap: bool) {
         if rolling {
             for i in 0..3 {
                 s.stop(i, true);
-                wait_until("the member is dead", Duration::from_secs(11), || {
+                wait_blocking("the member is dead", Duration::from_secs(11), || {
                     s.dead() == 1
                 });
                 if swap {
@@ -821,7 +802,7 @@ fn static_consumer_bounce(name: &str, strategy: &str, rolling: bool, static_memb
         if rolling {
             for i in 1..3 {
                 s.stop(i, true);
-                wait_until("the member is dead", Duration::from_secs(15), || {
+                wait_blocking("the member is dead", Duration::from_secs(15), || {
                     s.dead() == 1
                 });
                 s.start(i);
@@ -898,7 +879,7 @@ fn fencing_static_consumer(name: &str, stable_first: bool) {
         }
         s.await_members(3);
         s.start(conflict);
-        wait_until(
+        wait_blocking(
             &format!("the older member is fenced ({})", s.describe()),
             Duration::from_secs(20),
             || {
@@ -908,7 +889,7 @@ fn fencing_static_consumer(name: &str, stable_first: bool) {
         );
     } else {
         s.start_all();
-        wait_until(
+        wait_blocking(
             &format!("three joined, one dead ({})", s.describe()),
             Duration::from_secs(30),
             || s.joined() == 3 && s.dead() == 1,
@@ -965,7 +946,7 @@ fn consumer_failure(name: &str, autocommit: bool) {
     s.await_consumed(300);
     // SIGKILL: no commit, no LeaveGroup; the group notices after the session timeout.
     s.stop(owner, false);
-    wait_until(
+    wait_blocking(
         &format!("two members, partition 0 taken over ({})", s.describe()),
         Duration::from_secs(17),
         || s.joined() == 2 && s.owner(0).is_some_and(|o| o != owner),
@@ -1069,7 +1050,7 @@ fn broker_rolling_bounce_then_failure() {
 /// the scenario's members is listed.
 fn member_ids(s: &Scenario) -> BTreeMap<String, String> {
     let mut ids = BTreeMap::new();
-    wait_until(
+    wait_blocking(
         &format!(
             "Kafka lists {} static members ({})",
             s.members.len(),
@@ -1096,7 +1077,7 @@ fn bounce_consumers(s: &mut Scenario, rolling: bool) {
     if rolling {
         for i in 0..n {
             s.stop(i, true);
-            wait_until("the member is dead", Duration::from_secs(15), || {
+            wait_blocking("the member is dead", Duration::from_secs(15), || {
                 s.dead() == 1
             });
             s.start(i);
@@ -1120,7 +1101,7 @@ fn bounce_consumers(s: &mut Scenario, rolling: bool) {
 
 /// Waits until every partition's commit has moved past `before` (the group commits again).
 fn await_commits_past(s: &Scenario, before: &BTreeMap<i32, i64>) {
-    wait_until(
+    wait_blocking(
         &format!("commits past {before:?} ({})", s.describe()),
         Duration::from_secs(45),
         || {
@@ -1278,7 +1259,7 @@ fn valid_assignment(name: &str, strategy: &str) {
     for n in 1..=3 {
         s.start(n - 1);
         s.await_members(n);
-        wait_until(
+        wait_blocking(
             &format!("a valid assignment over {n} members ({})", s.describe()),
             Duration::from_secs(30),
             || {

@@ -66,6 +66,26 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{millis}-{n}", std::process::id())
 }
 
+/// Milliseconds since the Unix epoch (the clock Kafka's tools stamp their events with).
+pub fn unix_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Polls `condition` every 50 ms on this thread until it holds; panics with `what` after
+/// `timeout`. For tests that drive processes, without a runtime.
+pub fn wait_blocking(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A fresh temporary directory named after `prefix` holding `producer.properties` with `props`:
 /// the directory (for the caller to remove) and the file.
 fn properties_file(prefix: &str, props: &[(&str, &str)]) -> (PathBuf, PathBuf) {

@@ -311,3 +311,18 @@ pub fn lost(acked: &Acked, handled: &[(i32, i64)]) -> BTreeMap<i32, usize> {
         .filter(|(_, missing)| *missing > 0)
         .collect()
 }
+
+/// Runs the Python `script` with the confluent-kafka peer (librdkafka; `scripts/setup` makes its
+/// virtualenv) as `script BOOTSTRAP TOPIC SPEC`, `spec` a JSON value saying what to produce;
+/// fails the test if it does.
+pub fn produce_with_python(cluster: &Cluster, script: &str, topic: &str, spec: &serde_json::Value) {
+    let out = std::process::Command::new(mooring_testkit::peer_python())
+        .args(["-c", script, cluster.bootstrap(), topic, &spec.to_string()])
+        .output()
+        .expect("run the confluent-kafka producer (scripts/setup makes its virtualenv)");
+    assert!(
+        out.status.success(),
+        "producer failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
