@@ -7,11 +7,11 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::{consumer, stop, wait_until};
 use mooring_consumer::processing::{ConsumerRecord, TimestampType};
-use mooring_testkit::{unique, Cluster};
+use mooring_testkit::{unique, unix_millis, Cluster};
 
 /// confluent-kafka producer: `[[timestamp_ms, value, [[header key, header value], ...]], ...]`,
 /// one record at a time to partition 0.
@@ -76,16 +76,6 @@ async fn consume(cluster: &Cluster, topic: &str, count: usize) -> Vec<Seen> {
     seen
 }
 
-fn now_ms() -> i64 {
-    i64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
 fn h(k: &str, v: &str) -> (String, Option<String>) {
     (k.to_owned(), Some(v.to_owned()))
 }
@@ -118,10 +108,10 @@ async fn timestamps_headers_and_leader_epoch_as_written() {
         ],
         [1_600_000_000_007i64, "b", []],
     ]);
-    let before = now_ms();
+    let before = unix_millis();
     common::produce_with_python(&cluster, PRODUCER, &created, &spec);
     common::produce_with_python(&cluster, PRODUCER, &appended, &spec);
-    let after = now_ms();
+    let after = unix_millis();
 
     let headers = vec![h("trace", "t-1"), h("k", "1"), h("k", "2")];
     let create = TimestampType::CreateTime;
