@@ -12,7 +12,7 @@ use super::events::{EventReceiver, EventSink};
 use super::heartbeat;
 use super::listener::RebalanceListener;
 use super::member::{Command, Member};
-use super::offsets::{OffsetAndMetadata, Shared};
+use super::offsets::{InvalidatedSlot, OffsetAndMetadata, Shared};
 use super::protocol::Strategies;
 use super::state::{MemberSnapshot, TopicPartition};
 use crate::assignor::Assignor;
@@ -88,6 +88,7 @@ impl GroupMember {
             control_tx.clone(),
             events.clone(),
         ));
+        let invalidated = InvalidatedSlot::default();
         let member = Member::new(
             transport.clone(),
             Arc::new(listener),
@@ -98,6 +99,7 @@ impl GroupMember {
             heartbeat_tx,
             snapshot_tx,
             events.clone(),
+            invalidated.clone(),
         );
         tokio::spawn(member.run());
         Ok(GroupHandle {
@@ -108,6 +110,7 @@ impl GroupMember {
                 snapshot: snapshot_rx,
                 control: control_tx,
                 events,
+                invalidated,
             }),
             event_rx: Arc::new(Mutex::new(Some(event_rx))),
         })

@@ -28,6 +28,7 @@ use super::control::Control;
 use super::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
 use super::heartbeat::HeartbeatTarget;
 use super::listener::RebalanceListener;
+use super::offsets::InvalidatedSlot;
 use super::protocol::{self, Strategies};
 use super::reaction::{self, Reaction};
 use super::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
@@ -100,6 +101,8 @@ pub(crate) struct Member<T, L> {
     pub(crate) heartbeat: watch::Sender<Option<HeartbeatTarget>>,
     pub(crate) snapshot: watch::Sender<MemberSnapshot>,
     pub(crate) events: EventSink,
+    /// What commits found invalid; emptied once a JoinGroup answer gives a new identity.
+    invalidated: InvalidatedSlot,
 
     pub(crate) state: MemberState,
     pub(crate) member_id: String,
@@ -138,6 +141,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         heartbeat: watch::Sender<Option<HeartbeatTarget>>,
         snapshot: watch::Sender<MemberSnapshot>,
         events: EventSink,
+        invalidated: InvalidatedSlot,
     ) -> Self {
         Member {
             transport,
@@ -149,6 +153,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             heartbeat,
             snapshot,
             events,
+            invalidated,
             state: MemberState::Unjoined,
             member_id: String::new(),
             generation: consumer_protocol::NO_GENERATION,
@@ -693,6 +698,10 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         };
         self.generation = resp.generation_id;
         self.member_id = resp.member_id.clone();
+        if let Ok(mut invalidated) = self.invalidated.lock() {
+            // The coordinator vouches for this generation and member id, whatever it refused before.
+            *invalidated = None;
+        }
         self.leader_id = Some(resp.leader.clone());
         self.protocol_name = Some(protocol_name.clone());
         let leader = self.is_leader();

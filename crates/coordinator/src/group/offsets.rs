@@ -20,9 +20,12 @@
 //! generation and is sent again with it, for the partitions this member still owns — a partition
 //! that moved away fails the commit rather than being committed by a member that no longer owns it.
 //! ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID fail the commit; they make the member rejoin only if they
-//! name the generation the member still holds. Except for ILLEGAL_GENERATION answering a commit
-//! sent while the member's JoinGroup was in flight: the join phase ended between the two (they go
-//! on separate connections), so it is handled as REBALANCE_IN_PROGRESS.
+//! name the generation the member still holds. A commit started before the member task has reset
+//! that generation and member id (or FENCED_INSTANCE_ID's) fails the same way without being sent,
+//! and so does one while the member is unjoined (losing its partitions before it joins again).
+//! Except for ILLEGAL_GENERATION answering a commit sent while the member's JoinGroup was in
+//! flight: the join phase ended between the two (they go on separate connections), so it is
+//! handled as REBALANCE_IN_PROGRESS.
 //!
 //! Every commit has a deadline (the rebalance timeout, or what a revoke or a shutdown has left):
 //! the waits, the attempts and the back-offs between them all end with it, so a commit during a
@@ -85,6 +88,24 @@ pub(crate) struct Shared<T> {
     pub(crate) snapshot: watch::Receiver<MemberSnapshot>,
     pub(crate) control: mpsc::Sender<Control>,
     pub(crate) events: EventSink,
+    /// The last generation and member id a commit's answer invalidated (UNKNOWN_MEMBER_ID,
+    /// ILLEGAL_GENERATION, FENCED_INSTANCE_ID), with the code. The member task resets them when
+    /// it reads the control message, later; until then its snapshot still shows them, and a
+    /// commit started meanwhile (the consumer's next one waits only for this one) must not be
+    /// sent with them. The member empties it when it takes a JoinGroup's answer.
+    pub(crate) invalidated: InvalidatedSlot,
+}
+
+/// Where commits note the generation and member id a commit's answer invalidated (see
+/// [`Shared::invalidated`]), shared with the member task.
+pub(crate) type InvalidatedSlot = Arc<std::sync::Mutex<Option<Invalidated>>>;
+
+/// A generation and member id a commit's answer invalidated.
+#[derive(Debug, Clone)]
+pub(crate) struct Invalidated {
+    generation: i32,
+    member_id: String,
+    code: ErrorCode,
 }
 
 fn broker(api: &'static str, code: ErrorCode, message: impl Into<String>) -> Error {
@@ -117,16 +138,46 @@ impl<T: GroupTransport> Shared<T> {
         };
         match snap.state {
             MemberState::Closed => Err(Error::Closed),
-            MemberState::Fenced => Err(Error::FencedInstanceId {
-                group: self.config.group_id.clone(),
-                instance_id: self.config.group_instance_id.clone().unwrap_or_default(),
-            }),
+            MemberState::Fenced => Err(self.fenced()),
+            // Unjoined: between a reset (partitions being lost) and the next JoinGroup.
+            MemberState::Unjoined => Err(broker(
+                "OffsetCommit",
+                ErrorCode::UnknownMemberId,
+                "the member is not part of an active group (it was removed or has not joined yet)",
+            )),
             _ if snap.generation < 0 || snap.member_id.is_empty() => Err(broker(
                 "OffsetCommit",
                 ErrorCode::UnknownMemberId,
                 "the member is not part of an active group (it was removed or has not joined yet)",
             )),
-            _ => Ok(snap),
+            _ => match self.invalidated_identity(&snap) {
+                Some(ErrorCode::FencedInstanceId) => Err(self.fenced()),
+                Some(code) => Err(broker(
+                    "OffsetCommit",
+                    code,
+                    format!(
+                        "generation {} is no longer valid; the member rejoins",
+                        snap.generation
+                    ),
+                )),
+                None => Ok(snap),
+            },
+        }
+    }
+
+    /// The code that invalidated `snap`'s generation and member id, if a commit's answer did.
+    fn invalidated_identity(&self, snap: &MemberSnapshot) -> Option<ErrorCode> {
+        let invalidated = self.invalidated.lock().ok()?;
+        invalidated
+            .as_ref()
+            .filter(|i| i.generation == snap.generation && i.member_id == snap.member_id)
+            .map(|i| i.code)
+    }
+
+    fn fenced(&self) -> Error {
+        Error::FencedInstanceId {
+            group: self.config.group_id.clone(),
+            instance_id: self.config.group_instance_id.clone().unwrap_or_default(),
         }
     }
 
@@ -205,10 +256,7 @@ impl<T: GroupTransport> Shared<T> {
             let pick = |r: Reaction| failed.iter().find(|(_, c)| commit_reaction(*c, &snap) == r);
             if let Some((_, c)) = pick(Reaction::Fenced) {
                 self.tell_member(&snap, *c);
-                return Err(Error::FencedInstanceId {
-                    group: self.config.group_id.clone(),
-                    instance_id: self.config.group_instance_id.clone().unwrap_or_default(),
-                });
+                return Err(self.fenced());
             }
             if let Some((_, c)) = pick(Reaction::ResetMemberAndRejoin)
                 .or_else(|| pick(Reaction::ResetGenerationAndRejoin))
@@ -295,7 +343,16 @@ impl<T: GroupTransport> Shared<T> {
         }
     }
 
+    /// Tells the member task that `code` invalidated the generation and member id of `snap`, and
+    /// remembers them as invalid for the commits that start before the member has reset them.
     fn tell_member(&self, snap: &MemberSnapshot, code: ErrorCode) {
+        if let Ok(mut invalidated) = self.invalidated.lock() {
+            *invalidated = Some(Invalidated {
+                generation: snap.generation,
+                member_id: snap.member_id.clone(),
+                code,
+            });
+        }
         let _ = self.control.try_send(Control {
             api: "OffsetCommit",
             generation: snap.generation,

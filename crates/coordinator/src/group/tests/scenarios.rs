@@ -603,3 +603,78 @@ async fn a_commit_overtaken_by_the_join_phase_is_resent_in_the_new_generation() 
         s.listener.calls()
     );
 }
+
+/// A commit right after one that failed UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or
+/// FENCED_INSTANCE_ID in the member's generation is not sent with the identity just found
+/// invalid, though the member task may not have reset it yet (commits run in the caller's task,
+/// and a consumer's next commit waits only for the one before): it fails at once as the first
+/// did, and the member rejoins (or is fenced) once.
+#[tokio::test(start_paused = true)]
+async fn a_commit_after_one_that_invalidated_the_generation_is_not_sent_with_it() {
+    use mooring_wire::messages::offset_commit::{
+        OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+    use mooring_wire::messages::{OffsetCommitRequest, OffsetCommitResponse};
+    let answer = |code: E| OffsetCommitResponse {
+        topics: vec![OffsetCommitResponseTopic {
+            topic_id: super::fake::topic_id("t"),
+            partitions: vec![OffsetCommitResponsePartition {
+                partition_index: 0,
+                error_code: code.code(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let commit = |offset: i64| {
+        std::collections::BTreeMap::from([(
+            tp("t", 0),
+            crate::group::OffsetAndMetadata::new(offset),
+        )])
+    };
+    for code in [
+        E::UnknownMemberId,
+        E::IllegalGeneration,
+        E::FencedInstanceId,
+    ] {
+        let s = start(config(Some("i-1")), RebalanceProtocol::Cooperative);
+        s.fake.push(join_ok(5, "m1", "other", "cooperative-sticky"));
+        s.fake.push(sync_ok(&[("t", &[0, 1])]));
+        s.member.subscribe(["t"]).await.unwrap();
+        wait_state(&s.member, |x| {
+            x.state == MemberState::Stable && x.generation == 5
+        })
+        .await;
+        s.fake.push(answer(code));
+        s.fake.push(answer(E::None));
+        let first = s.member.commit(commit(7)).await.unwrap_err();
+        let second = s.member.commit(commit(8)).await.unwrap_err();
+        let sent = s.fake.requests::<OffsetCommitRequest>();
+        assert_eq!(
+            sent.len(),
+            1,
+            "{code}: the second commit was sent, generation {} member {:?}",
+            sent.last().map_or(-1, |r| r.generation_id_or_member_epoch),
+            sent.last().map(|r| r.member_id.clone())
+        );
+        assert_eq!(second.code(), first.code(), "{code}: {second:?}");
+        assert_eq!(
+            matches!(second, crate::Error::FencedInstanceId { .. }),
+            code == E::FencedInstanceId,
+            "{code}: {second:?}"
+        );
+        if code == E::FencedInstanceId {
+            wait_state(&s.member, |x| x.state == MemberState::Fenced).await;
+        } else {
+            wait_until(|| s.fake.count(JOIN) == 2).await;
+        }
+        let lost = s
+            .listener
+            .calls()
+            .iter()
+            .filter(|(k, _)| *k == "lost")
+            .count();
+        assert_eq!(lost, 1, "{code}: {:?}", s.listener.calls());
+    }
+}
