@@ -273,6 +273,19 @@ func (o *observer) describeRequest(req kmsg.Request, ev map[string]any) {
 			protocols = append(protocols, p.Name)
 		}
 		ev["protocols"] = protocols
+		// A consumer's subscription (its first protocol's): the generation it says it owned its
+		// partitions in (v2+, KIP-792) and how many it owns (v1+, KIP-429), so a test can tell a
+		// rejoin that kept its generation from one that reset it.
+		if r.ProtocolType == "consumer" && len(r.Protocols) > 0 {
+			var sub kmsg.ConsumerMemberMetadata
+			if err := sub.ReadFrom(r.Protocols[0].Metadata); err == nil {
+				owned := 0
+				for _, t := range sub.OwnedPartitions {
+					owned += len(t.Partitions)
+				}
+				ev["sub_gen"], ev["owned"] = sub.Generation, owned
+			}
+		}
 	case *kmsg.SyncGroupRequest:
 		ev["group"], ev["member"], ev["gen"], ev["instance"] = r.Group, r.MemberID, r.Generation, r.InstanceID
 		ev["assignments"] = len(r.GroupAssignment)

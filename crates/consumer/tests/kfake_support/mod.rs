@@ -16,14 +16,24 @@ use std::time::{Duration, SystemTime};
 
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError, ConsumerEvent, GroupEventKind};
+use mooring_coordinator::admin::GroupDescription;
 use mooring_coordinator::group::{MemberSnapshot, MemberState};
 use mooring_coordinator::{Client, ClientConfig};
 use mooring_testkit::kfake::{Kfake, KfakeConfig, Observed};
 use mooring_testkit::unique;
+use mooring_wire::messages::{DescribeGroupsRequest, Message};
 use tokio::task::JoinHandle;
+
+mod twin;
+#[allow(unused_imports)] // used by some of the test binaries only
+pub use twin::*;
 
 /// The client id of the consumer under test: kfake's reports are filtered by it.
 pub const CLIENT_ID: &str = "mooring-under-test";
+/// The client id of the test's own client (DescribeGroups, OffsetFetch).
+const ADMIN_CLIENT_ID: &str = "test-admin";
+/// DescribeGroups' API key.
+const DESCRIBE_GROUPS: i16 = DescribeGroupsRequest::API_KEY;
 /// `retry.backoff.ms` of the consumer under test.
 pub const BACKOFF: Duration = Duration::from_millis(250);
 /// `heartbeat.interval.ms` of the consumer under test.
@@ -104,7 +114,7 @@ impl Scenario {
             ClientConfig::from_properties(
                 [
                     ("bootstrap.servers", kfake.bootstrap()),
-                    ("client.id", "test-admin".into()),
+                    ("client.id", ADMIN_CLIENT_ID.into()),
                     ("retry.backoff.ms", "50".into()),
                 ]
                 .map(|(k, v)| (k.to_owned(), v)),
@@ -134,36 +144,12 @@ impl Scenario {
     }
 
     fn run_consumer(&mut self) {
-        if let Some(mut rx) = self.consumer.events() {
-            let events = self.events.clone();
-            tokio::spawn(async move {
-                while let Some(e) = rx.recv().await {
-                    let at = match &e {
-                        ConsumerEvent::Group(g) => g.at,
-                        _ => SystemTime::now(),
-                    };
-                    events.lock().unwrap().push((at, e));
-                }
-            });
-        }
-        self.consumer.subscribe([self.topic.as_str()]).unwrap();
-        let handled = self.handled.clone();
-        let consumer = self.consumer.clone();
-        self.run = Some(tokio::spawn(async move {
-            consumer
-                .run(move |record: ConsumerRecord| {
-                    let handled = handled.clone();
-                    async move {
-                        handled.lock().unwrap().push((
-                            SystemTime::now(),
-                            record.partition(),
-                            record.offset(),
-                        ));
-                        Ok::<(), String>(())
-                    }
-                })
-                .await
-        }));
+        self.run = Some(spawn_run(
+            &self.consumer,
+            &self.topic,
+            self.handled.clone(),
+            self.events.clone(),
+        ));
     }
 
     /// Produces `per_partition` records to every partition; remembers the acknowledged offsets.
@@ -238,6 +224,15 @@ impl Scenario {
     pub fn wait_seen(&self, what: &str, pred: impl Fn(&Observed) -> bool) -> Observed {
         self.kfake
             .wait_for(what, WAIT, |o| o.client == CLIENT_ID && pred(o))
+    }
+
+    /// Asserts that every acknowledged record was handled (for a test whose member does not stay
+    /// in the group, so [`Scenario::wait_settled`] cannot check it).
+    #[track_caller]
+    pub fn assert_all_handled(&self) {
+        let handled: BTreeSet<(i32, i64)> = self.handled().into_iter().collect();
+        let missing: Vec<_> = self.acked.difference(&handled).collect();
+        assert!(missing.is_empty(), "acknowledged, not handled: {missing:?}");
     }
 
     /// Waits until the group is Stable with this member alone (its own view and DescribeGroups
@@ -335,16 +330,107 @@ impl Scenario {
             let start = seen.first().map_or(0, |o| o.at_micros);
             println!("{}", timeline(&seen, start));
         }
-        self.consumer.shutdown_handle().shutdown();
-        let run = self.run.take().expect("running");
-        let result = tokio::time::timeout(Duration::from_secs(15), run)
-            .await
-            .expect("run returns after shutdown")
-            .expect("run task");
-        if let Err(e) = result {
+        if let Err(e) = self.shutdown().await {
             panic!("run ended with an error: {e}");
         }
     }
+
+    /// Shuts the consumer down and returns what `run` returned.
+    pub async fn shutdown(&mut self) -> Result<(), ConsumerError> {
+        self.consumer.shutdown_handle().shutdown();
+        self.run_ended().await
+    }
+
+    /// Waits (up to [`WAIT`]) for `run` to return, and returns what it returned.
+    pub async fn run_ended(&mut self) -> Result<(), ConsumerError> {
+        let run = self.run.take().expect("running");
+        tokio::time::timeout(WAIT, run)
+            .await
+            .expect("run returns")
+            .expect("run task")
+    }
+
+    /// Waits until the member reported an event after `after` (µs) matching `pred`; returns the
+    /// first, with its time in µs.
+    pub async fn wait_group_event(
+        &self,
+        what: &str,
+        after: i64,
+        pred: impl Fn(&GroupEventKind) -> bool,
+    ) -> (i64, GroupEventKind) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let found = self
+                .group_events()
+                .into_iter()
+                .map(|(at, e)| (micros(at), e))
+                .find(|(at, e)| *at > after && pred(e));
+            if let Some(found) = found {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no event of the member within {WAIT:?}: {what}\nevents: {:#?}",
+                self.group_events()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until kfake has reported everything it answered the consumer so far. kfake reports
+    /// what it sees in order, each answer before it goes out, and the reports reach the test
+    /// through a pipe: once a DescribeGroups of the test's admin sent now is reported, so is
+    /// every answer the consumer already read (after `run` returned: every answer it had).
+    pub async fn catch_up(&self) {
+        let now = micros(SystemTime::now());
+        self.described().await;
+        self.kfake
+            .wait_for("the admin's DescribeGroups reported", WAIT, |o| {
+                o.client == ADMIN_CLIENT_ID && o.is_response(DESCRIBE_GROUPS) && o.at_micros > now
+            });
+    }
+
+    /// How kfake describes the group now (DescribeGroups).
+    pub async fn described(&self) -> GroupDescription {
+        self.admin.describe_group(&self.group).await.unwrap()
+    }
+}
+
+/// Subscribes `consumer` to `topic` and runs it, recording every record handled and every event.
+fn spawn_run(
+    consumer: &Consumer,
+    topic: &str,
+    handled: Arc<Mutex<Vec<Handled>>>,
+    events: Arc<Mutex<Vec<(SystemTime, ConsumerEvent)>>>,
+) -> JoinHandle<Result<(), ConsumerError>> {
+    if let Some(mut rx) = consumer.events() {
+        tokio::spawn(async move {
+            while let Some(e) = rx.recv().await {
+                let at = match &e {
+                    ConsumerEvent::Group(g) => g.at,
+                    _ => SystemTime::now(),
+                };
+                events.lock().unwrap().push((at, e));
+            }
+        });
+    }
+    consumer.subscribe([topic]).unwrap();
+    let consumer = consumer.clone();
+    tokio::spawn(async move {
+        consumer
+            .run(move |record: ConsumerRecord| {
+                let handled = handled.clone();
+                async move {
+                    handled.lock().unwrap().push((
+                        SystemTime::now(),
+                        record.partition(),
+                        record.offset(),
+                    ));
+                    Ok::<(), String>(())
+                }
+            })
+            .await
+    })
 }
 
 /// The requests of API `key` in `seen`.
