@@ -3,7 +3,8 @@
 //! consumer in a group consumes from kfake while the test injects the row's error (or stall) and
 //! checks the reaction the row names in what kfake saw (the requests that followed, and when) and
 //! in the member's events; each test ends with the group Stable (the member's view and
-//! DescribeGroups at kfake) and every acknowledged offset handled and committed.
+//! DescribeGroups at kfake) and every acknowledged offset handled and committed. The rows that
+//! reset or end the membership are in `membership_faults.rs`.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -484,4 +485,56 @@ async fn assert_membership_kept(
             )),
         "partitions revoked or lost: {events:#?}"
     );
+}
+
+/// Row "SyncGroup | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | JoinGroup again after
+/// `retry.backoff.ms`" (no rediscovery; the member id is kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_group_coordinator_load_in_progress_rejoins_after_backoff() {
+    sync_refused_then_rejoined(ErrorCode::CoordinatorLoadInProgress, false).await;
+}
+
+/// Row "SyncGroup | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error
+/// | rediscover; JoinGroup again after `retry.backoff.ms`", with NOT_COORDINATOR.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_group_not_coordinator_rediscovers_then_rejoins_after_backoff() {
+    sync_refused_then_rejoined(ErrorCode::NotCoordinator, true).await;
+}
+
+/// The member's first SyncGroup is answered `error`: JoinGroup again with the same member id after
+/// `retry.backoff.ms`, after a FindCoordinator iff `rediscover`, a `RebalanceFailed` event with
+/// the code, and the group settles.
+async fn sync_refused_then_rejoined(error: ErrorCode, rediscover: bool) {
+    let code = error.code();
+    let s = Scenario::start_with(3, &[], |kfake, _, group| {
+        kfake.fault(Fault::new(SYNC, code).group(group));
+    })
+    .await;
+    let (refused_req, refused) = s.wait_answered(SYNC, code);
+    let again = s.wait_request_after("the JoinGroup after", JOIN, refused.at_micros, |_| true);
+    let seen = s.seen();
+    let found = between(&seen, refused.at_micros, again.at_micros, |o| {
+        o.is_request(FIND)
+    });
+    assert_eq!(
+        !found.is_empty(),
+        rediscover,
+        "FindCoordinator before the JoinGroup: expected {rediscover}\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    assert!(
+        gap(&refused, &again) + SLACK >= BACKOFF,
+        "JoinGroup again after {:?}, before retry.backoff.ms",
+        gap(&refused, &again)
+    );
+    assert_eq!(
+        again.member(),
+        refused_req.member(),
+        "the member id is kept"
+    );
+    s.wait_settled().await;
+    assert!(s.group_events().iter().any(
+        |(_, e)| matches!(e, GroupEventKind::RebalanceFailed { code: Some(c), .. } if *c == error)
+    ));
+    s.stop().await;
 }
