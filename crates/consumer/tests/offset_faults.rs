@@ -11,7 +11,9 @@ mod kfake_support;
 use std::collections::BTreeMap;
 
 use kfake_support::*;
-use mooring_consumer::GroupEventKind;
+use mooring_consumer::{ConsumerError, GroupEventKind};
+use mooring_coordinator::group::FencedPolicy;
+use mooring_coordinator::Error as CoordinatorError;
 use mooring_testkit::kfake::Fault;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{
@@ -167,6 +169,218 @@ async fn offset_commit_illegal_generation_fails_loses_partitions_and_rejoins() {
         "the three partitions are lost: {events:#?}"
     );
     s.stop().await;
+}
+
+/// Row "OffsetCommit | UNKNOWN_MEMBER_ID | fail; if it named the member's current generation:
+/// lost, reset member id and generation, rejoin": the commit fails, the partitions are lost, the
+/// JoinGroup comes with an empty member id, and the new member commits everything. kfake keeps
+/// the forgotten member until its session (1 s) expires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_unknown_member_id_fails_loses_partitions_and_rejoins_as_a_new_member() {
+    let code = ErrorCode::UnknownMemberId.code();
+    let mut s = Scenario::start(3, &[("session.timeout.ms", "1000")]).await;
+    let before = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&before.member_id));
+    s.produce(BATCH);
+    let (_, refused) = s.wait_answered(COMMIT, code);
+    let join = s.wait_request_after("the rejoin", JOIN, refused.at_micros, |_| true);
+    assert_eq!(join.member(), Some(""), "a new member id is asked for");
+    let after = s.wait_settled().await;
+    assert_ne!(after.member_id, before.member_id);
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| {
+            o.is_request(COMMIT) && o.member() == Some(before.member_id.as_str())
+        })
+        .is_none(),
+        "a commit sent again by the forgotten member:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    wait_commit_failed_and_lost(
+        &s,
+        refused.at_micros,
+        before.generation,
+        "UNKNOWN_MEMBER_ID",
+    )
+    .await;
+    s.stop().await;
+}
+
+/// Row "OffsetCommit | FENCED_INSTANCE_ID | fail with `Error::FencedInstanceId`; the member is
+/// fenced as for JoinGroup": a static member's commit fails with the typed error, the partitions
+/// are lost, a `Fenced` event, nothing more is sent to the group, and (default policy `stop`)
+/// `run` ends with the error. Every acknowledged record was handled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_fenced_instance_id_fails_and_fences_the_member() {
+    let code = ErrorCode::FencedInstanceId.code();
+    let instance = "commit-fenced-0";
+    let mut s = Scenario::start(3, &[("group.instance.id", instance)]).await;
+    let before = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&before.member_id));
+    s.produce(BATCH);
+    let (_, refused) = s.wait_answered(COMMIT, code);
+    let result = s.run_ended().await;
+    assert!(
+        matches!(
+            &result,
+            Err(ConsumerError::Client(CoordinatorError::FencedInstanceId { group, instance_id }))
+                if *group == s.group && instance_id == instance
+        ),
+        "run ends with FencedInstanceId: {result:?}"
+    );
+    wait_commit_failed_and_lost(
+        &s,
+        refused.at_micros,
+        before.generation,
+        "FENCED_INSTANCE_ID",
+    )
+    .await;
+    s.wait_group_event("Fenced, no retry", refused.at_micros, |e| {
+        matches!(e, GroupEventKind::Fenced { instance_id, policy: FencedPolicy::Stop, retry_in: None }
+            if instance_id == instance)
+    })
+    .await;
+    // What was sent before `run` returned is reported.
+    s.catch_up().await;
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| {
+            [JOIN, SYNC, HEARTBEAT_KEY, COMMIT].contains(&o.key) && o.kind == "req"
+        })
+        .is_none(),
+        "a group request after the fencing:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    s.assert_all_handled();
+}
+
+/// Row "OffsetCommit | any other (OFFSET_METADATA_TOO_LARGE, ...) | fail; the member is not
+/// affected": the commit fails at once (its `Commit` event says so; nothing is resent after
+/// `retry.backoff.ms`), and the member keeps its generation and partitions; the next auto-commit
+/// commits everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_offset_metadata_too_large_fails_and_leaves_the_member_unaffected() {
+    let code = ErrorCode::OffsetMetadataTooLarge.code();
+    let mut s = Scenario::start(3, &[]).await;
+    let before = s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(COMMIT, code).member(&before.member_id));
+    s.produce(BATCH);
+    let (_, refused) = s.wait_answered(COMMIT, code);
+    let (failed_at, _) = s
+        .wait_group_event("the failed commit", refused.at_micros, |e| {
+            matches!(e, GroupEventKind::Commit { error: Some(e), .. }
+                if e.contains("OFFSET_METADATA_TOO_LARGE"))
+        })
+        .await;
+    let seen = s.seen();
+    assert!(
+        between(&seen, refused.at_micros, failed_at, |o| o
+            .is_request(COMMIT))
+        .is_empty(),
+        "resent before failing:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    let after = s.wait_settled().await;
+    assert_eq!(
+        (after.member_id.as_str(), after.generation),
+        (before.member_id.as_str(), before.generation)
+    );
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| o.is_request(JOIN)).is_none(),
+        "JoinGroup after the failed commit:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    let events = s.group_events();
+    assert!(
+        !events.iter().any(|(at, e)| micros(*at) > refused.at_micros
+            && matches!(
+                e,
+                GroupEventKind::PartitionsLost { .. } | GroupEventKind::PartitionsRevoked { .. }
+            )),
+        "partitions revoked or lost: {events:#?}"
+    );
+    s.stop().await;
+}
+
+/// Row "OffsetCommit | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION,
+/// UNSTABLE_OFFSET_COMMIT | resend the failed partitions after `retry.backoff.ms`, at most
+/// `mooring.commit.retries` times", with UNKNOWN_TOPIC_OR_PARTITION for partition 1 in three
+/// commits in a row and `mooring.commit.retries` 2: partition 1 alone is resent, twice, each after
+/// the back-off and without rediscovery, then the commit fails ("gave up"); the next auto-commit
+/// commits everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offset_commit_unknown_topic_or_partition_resends_the_failed_partition_at_most_commit_retries_times(
+) {
+    let code = ErrorCode::UnknownTopicOrPartition.code();
+    let mut s = Scenario::start(3, &[("mooring.commit.retries", "2")]).await;
+    let member = s.wait_settled().await;
+    s.kfake.fault(
+        Fault::new(COMMIT, code)
+            .member(&member.member_id)
+            .partitions(&s.topic, &[1])
+            .count(3),
+    );
+    s.produce(BATCH);
+    let (failed, refused) = s.wait_answered(COMMIT, code);
+    assert_eq!(refused.entity_errors(), [(s.topic.clone(), 1, code)]);
+    let (gave_up_at, _) = s
+        .wait_group_event("the commit given up", refused.at_micros, |e| {
+            matches!(e, GroupEventKind::Commit { error: Some(e), .. }
+                if e.contains("UNKNOWN_TOPIC_OR_PARTITION") && e.contains("gave up after 3 attempts"))
+        })
+        .await;
+    let seen = s.seen();
+    let all = timeline(&seen, refused.at_micros);
+    let resent = between(&seen, refused.at_micros, gave_up_at, |o| {
+        o.is_request(COMMIT)
+    });
+    let partition_1: Vec<_> = failed
+        .rows("offsets")
+        .into_iter()
+        .filter(|(_, p, _)| *p == 1)
+        .collect();
+    assert!(
+        resent.len() == 2 && resent.iter().all(|r| r.rows("offsets") == partition_1),
+        "partition 1 alone resent twice before giving up:\n{all}"
+    );
+    let mut answered = refused.clone();
+    for r in &resent {
+        assert!(
+            gap(&answered, r) + SLACK >= BACKOFF,
+            "resent too early:\n{all}"
+        );
+        assert!(
+            between(&seen, answered.at_micros, r.at_micros, |o| o
+                .is_request(FIND))
+            .is_empty(),
+            "FindCoordinator before a resend:\n{all}"
+        );
+        answered = first_after(&seen, r.at_micros, |o| o.is_response(COMMIT))
+            .unwrap()
+            .clone();
+    }
+    s.wait_settled().await;
+    s.stop().await;
+}
+
+/// Waits until the commit that `refused` (µs) answered is reported failed, naming `code`, in
+/// `generation`, and the three partitions lost.
+async fn wait_commit_failed_and_lost(s: &Scenario, refused: i64, generation: i32, code: &str) {
+    s.wait_group_event(&format!("the commit failed with {code}"), refused, |e| {
+        matches!(e, GroupEventKind::Commit { error: Some(e), generation: g, .. }
+            if *g == generation && e.contains(code))
+    })
+    .await;
+    s.wait_group_event(
+        "the three partitions lost",
+        refused,
+        |e| matches!(e, GroupEventKind::PartitionsLost { partitions, .. } if partitions.len() == 3),
+    )
+    .await;
 }
 
 /// Transport-error row of OffsetCommit ("rediscover, then resend the failed partitions after
