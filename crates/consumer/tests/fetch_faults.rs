@@ -12,13 +12,15 @@ mod kfake_support;
 use std::time::Duration;
 
 use kfake_support::*;
-use mooring_consumer::ConsumerEvent;
+use mooring_consumer::subscription::OffsetResetStrategy;
+use mooring_consumer::{ConsumerError, ConsumerEvent};
 use mooring_testkit::kfake::{Fault, Observed};
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::{FetchRequest, Message, MetadataRequest};
+use mooring_wire::messages::{FetchRequest, ListOffsetsRequest, Message, MetadataRequest};
 
 const FETCH: i16 = FetchRequest::API_KEY;
 const METADATA: i16 = MetadataRequest::API_KEY;
+const LIST_OFFSETS: i16 = ListOffsetsRequest::API_KEY;
 
 /// `retry.backoff.ms` in these tests: long enough that the other partitions' records, produced
 /// after the error, are fetched within it.
@@ -105,6 +107,104 @@ async fn partition_is_backed_off(error: ErrorCode) {
         "no FetchError naming partition 1: {events:#?}"
     );
     s.stop().await;
+}
+
+/// Row "partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`:
+/// `ConsumerError::OffsetOutOfRange`", with `earliest`: partition 1's answer carries the error
+/// while the member is at its end (20); the position is looked up again (ListOffsets), reset to
+/// the log's start, 0 (an `OffsetReset` event), and partition 1 is fetched, and handled, again
+/// from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_offset_out_of_range_resets_the_position_by_auto_offset_reset() {
+    let code = ErrorCode::OffsetOutOfRange.code();
+    let mut s = Scenario::start(3, &[("auto.offset.reset", "earliest")]).await;
+    s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(FETCH, code).partitions(&s.topic, &[1]));
+    let (_, refused) = s.wait_answered(FETCH, code);
+    assert_eq!(refused.entity_errors(), [(s.topic.clone(), 1, code)]);
+    let topic = s.topic.clone();
+    let from_start = s.wait_request_after(
+        "partition 1 fetched from offset 0",
+        FETCH,
+        refused.at_micros,
+        move |o| {
+            o.rows("partitions")
+                .iter()
+                .any(|(t, p, rest)| *t == topic && *p == 1 && rest.first() == Some(&0))
+        },
+    );
+    let seen = s.seen();
+    assert!(
+        !between(&seen, refused.at_micros, from_start.at_micros, |o| o
+            .is_request(LIST_OFFSETS))
+        .is_empty(),
+        "no ListOffsets before fetching from 0:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    s.produce(BATCH);
+    s.wait_settled().await;
+    let events = s.consumer_events();
+    assert!(
+        events.iter().any(|(_, e)| matches!(
+            e,
+            ConsumerEvent::OffsetReset { partition, strategy: OffsetResetStrategy::Earliest, offset: 0 }
+                if partition.partition == 1
+        )),
+        "no OffsetReset of partition 1 to 0: {events:#?}"
+    );
+    let again = s
+        .handled()
+        .iter()
+        .filter(|(p, o)| *p == 1 && *o < i64::from(BATCH))
+        .count();
+    assert_eq!(
+        again,
+        2 * BATCH as usize,
+        "partition 1's first records handled twice"
+    );
+    s.stop().await;
+}
+
+/// Row "partition | OFFSET_OUT_OF_RANGE | ...; `none`: `ConsumerError::OffsetOutOfRange`": with
+/// `auto.offset.reset` `none` (positions from offsets committed before the start), `run` ends with
+/// the error naming partition 1, without looking any offset up. Every acknowledged record was
+/// handled before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_offset_out_of_range_with_auto_offset_reset_none_ends_run_with_the_error() {
+    let code = ErrorCode::OffsetOutOfRange.code();
+    let mut s = Scenario::start_with(
+        3,
+        &[("auto.offset.reset", "none")],
+        |kfake, topic, group| {
+            for p in 0..3 {
+                kfake.commit(group, topic, p, 0);
+            }
+        },
+    )
+    .await;
+    s.wait_settled().await;
+    s.kfake
+        .fault(Fault::new(FETCH, code).partitions(&s.topic, &[1]));
+    let (_, refused) = s.wait_answered(FETCH, code);
+    let result = s.run_ended().await;
+    assert!(
+        matches!(
+            &result,
+            Err(ConsumerError::OffsetOutOfRange { partitions })
+                if partitions.len() == 1 && partitions[0].topic == s.topic && partitions[0].partition == 1
+        ),
+        "run ends with OffsetOutOfRange for partition 1: {result:?}"
+    );
+    // What was sent before `run` returned is reported.
+    s.catch_up().await;
+    let seen = s.seen();
+    assert!(
+        first_after(&seen, refused.at_micros, |o| o.is_request(LIST_OFFSETS)).is_none(),
+        "ListOffsets after the error:\n{}",
+        timeline(&seen, refused.at_micros)
+    );
+    s.assert_all_handled();
 }
 
 /// Row "request | transport error (connect, I/O, timeout, decode), ... | back off the broker for
