@@ -34,6 +34,31 @@ async fn client(cluster: &Cluster) -> Arc<Client> {
     Arc::new(Client::connect(config).await.unwrap())
 }
 
+/// Creates `topic` with [`PARTITIONS`] partitions and waits until the broker's metadata lists
+/// them all. KRaft answers CreateTopics once the controller has the topic; the broker's own
+/// metadata can follow a moment later, and a leader assigning before then assigns nothing and,
+/// with no consumer runtime here to tell it of the topic's arrival (`metadata_changed`), never
+/// rejoins.
+async fn create_topic(cluster: &Cluster, topic: &str) {
+    cluster.create_topic(topic, PARTITIONS as u32);
+    let transport = client(cluster).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let topics = [topic.to_string()];
+    while transport
+        .partition_counts(&topics)
+        .await
+        .ok()
+        .and_then(|counts| counts.get(topic).copied())
+        != Some(PARTITIONS)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{topic}: not in the broker's metadata 30 s after its creation"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn config(group: &str, strategy: &str, instance: Option<&str>) -> GroupConfig {
     GroupConfig::from_properties([
         ("group.id", group),
@@ -140,7 +165,7 @@ async fn three_members_settle(strategy: &str) {
     let cluster = Cluster::shared();
     let topic = unique("group-three");
     let group = unique("g-three");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let a = spawn(&cluster, &group, strategy, None).await;
     let b = spawn(&cluster, &group, strategy, None).await;
     let c = spawn(&cluster, &group, strategy, None).await;
@@ -182,7 +207,7 @@ async fn cooperative_fourth_member_revokes_only_what_moves() {
     let cluster = Cluster::shared();
     let topic = unique("group-coop");
     let group = unique("g-coop");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let members: Vec<GroupHandle<Client>> = vec![
         spawn(&cluster, &group, "cooperative-sticky", None).await,
         spawn(&cluster, &group, "cooperative-sticky", None).await,
@@ -236,7 +261,7 @@ async fn static_member_restart_keeps_generation_and_assignment() {
     let cluster = Cluster::shared();
     let topic = unique("group-static");
     let group = unique("g-static");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let a = spawn(&cluster, &group, "range", Some("static-a")).await;
     let b = spawn(&cluster, &group, "range", Some("static-b")).await;
     a.subscribe([topic.clone()]).await.unwrap();
@@ -259,7 +284,7 @@ async fn two_members_with_one_instance_id_the_older_is_fenced() {
     let cluster = Cluster::shared();
     let topic = unique("group-fenced");
     let group = unique("g-fenced");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let old = spawn(&cluster, &group, "range", Some("twin")).await;
     let mut old_events = old.take_events().unwrap();
     old.subscribe([topic.clone()]).await.unwrap();
@@ -339,7 +364,7 @@ async fn commits_read_back_and_match_consumer_group_command() {
     let cluster = Cluster::shared();
     let topic = unique("group-commit");
     let group = unique("g-commit");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let transport = client(&cluster).await;
     let a = GroupMember::spawn(
         Arc::clone(&transport),
@@ -457,7 +482,7 @@ async fn cooperative_commit_of_kept_partitions_during_a_rebalance() {
     let cluster = Cluster::shared();
     let topic = unique("group-coop-commit");
     let group = unique("g-coop-commit");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let mut listeners = Vec::new();
     let mut members = Vec::new();
     for _ in 0..2 {
@@ -532,7 +557,7 @@ async fn member_follows_its_coordinator_to_another_node() {
     let cluster = Cluster::dedicated("t-member-failover", 3, 25000);
     let topic = unique("group-failover");
     let group = unique("g-failover");
-    cluster.create_topic(&topic, PARTITIONS as u32);
+    create_topic(&cluster, &topic).await;
     let transport = client(&cluster).await;
     let member = GroupMember::spawn(
         Arc::clone(&transport),
