@@ -1,7 +1,8 @@
 //! `consume-bench`: consumes N records of a topic with the Mooring [`Consumer`] (a no-op handler
 //! that counts records and value bytes), in a fresh group from the earliest offset, and prints one
 //! JSON line with what it measured. `scripts/bench-consumer` runs it beside Kafka's Java
-//! `ConsumerPerformance` and librdkafka on the same data and prints the comparison.
+//! `ConsumerPerformance`, librdkafka and the Rust clients of `bench/rust-peers` (which print the
+//! same line) on the same data and prints the comparison.
 //!
 //! Timing: `consume_secs` runs from the first record handed to the handler to the N-th (the
 //! group join and the offset look-ups are before it, as Java's `fetch.time.ms` leaves out the
