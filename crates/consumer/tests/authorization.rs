@@ -20,7 +20,7 @@ mod common;
 
 use std::time::Duration;
 
-use auth_support::{client_error, ended_promptly, said_once_without, Logs};
+use auth_support::{ended_promptly, said_once_without, Logs};
 use mooring_consumer::{Consumer, ConsumerError};
 use mooring_coordinator::error::Resource;
 use mooring_coordinator::Error as ClientError;
@@ -79,23 +79,30 @@ async fn authorization_refused_is_fatal_once_and_granted_consumes() {
     cluster.create_topic(&topic, 2);
     assert_eq!(cluster.produce_verifiable(&topic, RECORDS, 0, &[]), RECORDS);
 
-    // No ACL at all: the group is refused first (FindCoordinator needs DESCRIBE on it).
+    // No ACL at all: the group and the topic are both refused, and whichever the consumer asks
+    // for first ends it (the member's FindCoordinator needs DESCRIBE on the group; the metadata
+    // of the subscribed topic, looked up meanwhile, DESCRIBE on the topic).
     let group = unique("authz-none");
     let error = refused(&cluster, &group, &topic).await;
-    match client_error(&error) {
-        ClientError::Authorization {
+    match &error {
+        ConsumerError::Client(ClientError::Authorization {
             resource,
             principal,
             code,
             ..
-        } => {
+        }) => {
             assert_eq!(*resource, Resource::Group(group.clone()));
             assert_eq!(principal, "User:alice");
             assert_eq!(*code, ErrorCode::GroupAuthorizationFailed);
+            assert_eq!(error.kind(), "group_authorization");
+        }
+        ConsumerError::TopicAuthorizationFailed { topics, principal } => {
+            assert_eq!(topics, std::slice::from_ref(&topic));
+            assert_eq!(principal, "User:alice");
+            assert_eq!(error.kind(), "topic_authorization");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(error.kind(), "group_authorization");
 
     // The group, not the topic: the topic's metadata is refused.
     let group = unique("authz-group-only");
