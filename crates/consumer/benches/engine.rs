@@ -1,0 +1,161 @@
+//! Criterion benchmark of the processing engine alone: no broker, no fetcher, a no-op async
+//! handler. What it costs the engine to take records from a fetch and run a handler on each.
+//!
+//! The workload: 12 partitions of one topic, default [`ProcessingConfig`] (ordering per
+//! partition, concurrency 16). One iteration is one fetch round: every partition is handed 500
+//! records of 1 KiB values with `submit_batches`, as the fetcher does (one call per partition,
+//! the records' broker batches of 16 records each beside them), then the engine is waited on
+//! until every record has finished (`drained`). 6,000 records per iteration; offsets go on from
+//! one iteration to the next, as fetches do. Building the records is outside the measurement.
+//!
+//! Time is the CPU time of the thread driving a current-thread Tokio runtime (every task of the
+//! engine runs on it), read from `/proc/thread-self/schedstat` (nanoseconds); where that file is
+//! missing, wall time, which on a current-thread runtime is about the same. On a machine loaded
+//! by other work CPU time is the steadier figure.
+//!
+//! `cargo bench -p mooring-consumer --bench engine` runs the criterion group, then prints the
+//! best of several timed runs as CPU µs per record.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::{Criterion, Throughput};
+use mooring_consumer::processing::{
+    BatchInfo, ConsumerRecord, Handler, ProcessingConfig, ProcessingEngine,
+};
+use mooring_consumer::TopicPartition;
+use mooring_wire::records::Record;
+use tokio::runtime::Runtime;
+
+const PARTITIONS: i32 = 12;
+const PER_PARTITION: i64 = 500;
+const PER_BATCH: i64 = 16;
+const VALUE_LEN: usize = 1024;
+const RECORDS_PER_ITER: u64 = PARTITIONS as u64 * PER_PARTITION as u64;
+/// Timed runs for the summary, and iterations per run.
+const RUNS: usize = 7;
+const ITERS_PER_RUN: u64 = 40;
+
+/// One partition's share of a fetch round: its records and their batches' last offsets.
+type Fetched = (Vec<Record>, Vec<(i64, BatchInfo)>);
+
+/// This thread's CPU time so far, or `None` where the kernel does not say.
+fn thread_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// Measures `f` in CPU time of this thread, or wall time where CPU time is not available.
+fn measure(f: impl FnOnce()) -> Duration {
+    let (cpu, wall) = (thread_cpu(), Instant::now());
+    f();
+    match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    }
+}
+
+async fn noop(record: ConsumerRecord) -> Result<(), String> {
+    black_box(record.offset());
+    Ok(())
+}
+
+/// The engine, its partitions, the next offset of each and one value buffer shared by every
+/// record (as records of one fetch share the response's buffer).
+struct Bench<H: Handler> {
+    engine: ProcessingEngine<H>,
+    partitions: Vec<TopicPartition>,
+    next: i64,
+    value: Bytes,
+}
+
+impl<H: Handler> Bench<H> {
+    /// One fetch round's records and batches, per partition.
+    fn round(&mut self) -> Vec<Fetched> {
+        let base = self.next;
+        self.next += PER_PARTITION;
+        (0..PARTITIONS)
+            .map(|_| {
+                let records = (base..base + PER_PARTITION)
+                    .map(|o| Record::new(o, 1_764_460_800_000 + o, None, Some(self.value.clone())))
+                    .collect();
+                let batches = (0..PER_PARTITION / PER_BATCH + 1)
+                    .map(|b| (base + (b + 1) * PER_BATCH - 1, BatchInfo::default()))
+                    .collect();
+                (records, batches)
+            })
+            .collect()
+    }
+
+    /// Submits one round and waits until it has finished.
+    async fn run(&self, round: Vec<Fetched>) {
+        for (tp, (records, batches)) in self.partitions.iter().zip(round) {
+            let submitted = self
+                .engine
+                .submit_batches(tp, records, &batches)
+                .expect("partition added");
+            assert!(submitted.rejected.is_empty(), "the window holds a round");
+        }
+        assert!(self.engine.drained(Duration::from_secs(60)).await);
+    }
+}
+
+fn setup(rt: &Runtime) -> Bench<impl Handler> {
+    rt.block_on(async {
+        let (engine, _events) =
+            ProcessingEngine::new(ProcessingConfig::default(), noop).expect("engine");
+        let partitions: Vec<TopicPartition> = (0..PARTITIONS)
+            .map(|p| TopicPartition::new("bench", p))
+            .collect();
+        engine.add_partitions(partitions.iter().cloned());
+        Bench {
+            engine,
+            partitions,
+            next: 0,
+            value: Bytes::from(vec![b'x'; VALUE_LEN]),
+        }
+    })
+}
+
+/// CPU (or wall) time of `iters` rounds, building the records outside the measurement.
+fn timed<H: Handler>(rt: &Runtime, bench: &mut Bench<H>, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let round = bench.round();
+        total += measure(|| rt.block_on(bench.run(round)));
+    }
+    total
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut bench = setup(&rt);
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("engine");
+    group.throughput(Throughput::Elements(RECORDS_PER_ITER));
+    group.bench_function("12 partitions x 500 records, no-op handler", |b| {
+        b.iter_custom(|iters| timed(&rt, &mut bench, iters))
+    });
+    group.finish();
+    c.final_summary();
+
+    let what = if thread_cpu().is_some() {
+        "CPU"
+    } else {
+        "wall"
+    };
+    let best = (0..RUNS)
+        .map(|_| timed(&rt, &mut bench, ITERS_PER_RUN))
+        .min()
+        .unwrap_or_default();
+    let per_record = best.as_secs_f64() * 1e6 / (ITERS_PER_RUN * RECORDS_PER_ITER) as f64;
+    println!(
+        "engine: best of {RUNS} runs of {} records: {per_record:.3} µs {what} per record",
+        ITERS_PER_RUN * RECORDS_PER_ITER
+    );
+}
