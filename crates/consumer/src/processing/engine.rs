@@ -1,21 +1,25 @@
-//! [`ProcessingEngine`]: the handle the fetcher and the rebalance listener use. It owns the
-//! bookkeeping behind a mutex that is never held across an `.await`, spawns handler tasks, and
-//! wakes waiters (stop, shutdown) on every completion.
+//! [`ProcessingEngine`]: the handle the fetcher and the rebalance listener use. It keeps the
+//! table of lanes (one task per partition, see the `run` module), hands each submitted batch to
+//! its lane, and answers from the lanes' published state: committable offsets, backpressure,
+//! metrics. The table's lock is taken once per call (per batch, never per record); the lanes
+//! never take it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use mooring_wire::records::Record;
-use tokio::sync::Notify;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::core::{Core, Outcome, PartitionId, Start, TaskId};
+use super::context::{Context, Stats};
 use super::events::EventSink;
+use super::lane::{Bounds, LaneHandle, LaneState};
+use super::run::Lane;
 use super::{
-    task, watchdog, BatchInfo, EngineError, EventReceiver, FailurePolicy, Handler, HandlerError,
-    HandlerFailure, ProcessingConfig, ProcessingMetrics, SubmitError,
+    watchdog, BatchInfo, EngineError, EventReceiver, Handler, HandlerFailure, ProcessingConfig,
+    ProcessingMetrics, SubmitError,
 };
 use crate::otel::spans::TraceInfo;
 use crate::TopicPartition;
@@ -43,60 +47,66 @@ pub struct StopReport {
     pub timed_out: Vec<TopicPartition>,
 }
 
-pub(crate) struct Shared<H> {
-    core: Mutex<Core>,
-    handler: H,
-    policy: FailurePolicy,
-    progress: Notify,
+/// The lanes: those live, and those being stopped (a revoke waiting for their handlers).
+#[derive(Debug, Default)]
+struct Table {
+    live: HashMap<TopicPartition, LaneHandle>,
+    stopping: Vec<(u64, TopicPartition)>,
+    next_id: u64,
+    closed: bool,
+}
+
+pub(crate) struct Shared<H: Handler> {
+    pub(crate) ctx: Arc<Context<H>>,
+    table: RwLock<Table>,
     runtime: tokio::runtime::Handle,
-    trace: TraceInfo,
 }
 
 impl<H: Handler> Shared<H> {
-    fn lock(&self) -> MutexGuard<'_, Core> {
-        // A panic while holding the lock leaves consistent-enough counters; keep serving.
-        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    fn read(&self) -> RwLockReadGuard<'_, Table> {
+        self.table.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn handler(&self) -> &H {
-        &self.handler
+    fn write(&self) -> RwLockWriteGuard<'_, Table> {
+        self.table.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn policy(&self) -> FailurePolicy {
-        self.policy
-    }
-
-    pub(crate) fn trace(&self) -> &TraceInfo {
-        &self.trace
-    }
-
-    pub(crate) fn retrying(
-        &self,
-        task: TaskId,
-        attempt: u32,
-        error: HandlerError,
-        after: Duration,
-    ) {
-        self.lock().retrying(task, attempt, error, after);
-    }
-
-    pub(crate) fn complete(self: &Arc<Self>, task: TaskId, outcome: Outcome) {
-        let starts = self.lock().complete(task, outcome, Instant::now());
-        self.progress.notify_waiters();
-        self.spawn(starts);
-    }
-
-    /// Returns whether the watchdog should keep running.
+    /// Reports records past `max.poll.interval.ms`; returns whether the watchdog should go on.
     pub(crate) fn watchdog_tick(&self, now: Instant) -> bool {
-        let mut core = self.lock();
-        core.scan_overdue(now);
-        !(core.is_closed() && core.in_flight() == 0)
+        let now = self.ctx.ns_of(now);
+        let table = self.read();
+        for lane in table.live.values() {
+            lane.state.scan_overdue(&self.ctx, now);
+        }
+        !(table.closed && self.ctx.in_flight() == 0)
     }
 
-    fn spawn(self: &Arc<Self>, starts: Vec<Start>) {
-        for start in starts {
-            self.runtime.spawn(task::run(Arc::clone(self), start));
-        }
+    /// Every accepted record finished (nothing buffered, nothing running), or dispatch halted
+    /// after a failure and nothing runs.
+    fn is_drained(&self) -> bool {
+        self.ctx.in_flight() == 0
+            && (self.ctx.is_halted()
+                || self
+                    .read()
+                    .live
+                    .values()
+                    .all(|l| l.state.buffered_records() == 0))
+    }
+}
+
+/// Removes a stop's partitions from the stopping list however the stop ends (also when its
+/// future is dropped).
+struct StoppingGuard<'a, H: Handler> {
+    shared: &'a Shared<H>,
+    ids: Vec<u64>,
+}
+
+impl<H: Handler> Drop for StoppingGuard<'_, H> {
+    fn drop(&mut self) {
+        self.shared
+            .write()
+            .stopping
+            .retain(|(id, _)| !self.ids.contains(id));
     }
 }
 
@@ -143,17 +153,16 @@ impl<H: Handler> Clone for ProcessingEngine<H> {
 
 impl<H: Handler> fmt::Debug for ProcessingEngine<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let core = self.shared.lock();
         f.debug_struct("ProcessingEngine")
-            .field("in_flight", &core.in_flight())
-            .field("closed", &core.is_closed())
+            .field("in_flight", &self.shared.ctx.in_flight())
+            .field("closed", &self.shared.read().closed)
             .finish_non_exhaustive()
     }
 }
 
 impl<H: Handler> ProcessingEngine<H> {
-    /// Builds the engine and starts its watchdog. Must be called inside a Tokio runtime; handler
-    /// tasks run on that runtime. Returns the engine and the receiver of its events.
+    /// Builds the engine and starts its watchdog. Must be called inside a Tokio runtime; the
+    /// lanes run on that runtime. Returns the engine and the receiver of its events.
     pub fn new(config: ProcessingConfig, handler: H) -> Result<(Self, EventReceiver), EngineError> {
         Self::with_trace(config, handler, TraceInfo::default())
     }
@@ -169,12 +178,9 @@ impl<H: Handler> ProcessingEngine<H> {
         let (sink, events) = EventSink::new(config.event_capacity);
         let period = config.effective_watchdog_interval();
         let shared = Arc::new(Shared {
-            policy: config.failure_policy,
-            core: Mutex::new(Core::new(config, sink, Instant::now())),
-            handler,
-            progress: Notify::new(),
+            ctx: Arc::new(Context::new(config, handler, trace, sink)),
+            table: RwLock::new(Table::default()),
             runtime,
-            trace,
         });
         shared
             .runtime
@@ -185,7 +191,23 @@ impl<H: Handler> ProcessingEngine<H> {
     /// Starts accepting records of these partitions (newly assigned). A partition already present
     /// keeps its state (cooperative rebalance: partitions that stay).
     pub fn add_partitions(&self, partitions: impl IntoIterator<Item = TopicPartition>) {
-        self.shared.lock().add(partitions);
+        let mut table = self.shared.write();
+        if table.closed {
+            return;
+        }
+        let bounds = Bounds::from_config(&self.shared.ctx.config);
+        for tp in partitions {
+            if table.live.contains_key(&tp) {
+                continue;
+            }
+            let id = table.next_id;
+            table.next_id += 1;
+            let state = Arc::new(LaneState::new(tp.clone(), bounds));
+            let (tx, rx) = mpsc::unbounded_channel();
+            let lane = Lane::new(Arc::clone(&self.shared.ctx), Arc::clone(&state), rx);
+            let join = self.shared.runtime.spawn(lane.run());
+            table.live.insert(tp, LaneHandle::new(id, state, tx, join));
+        }
     }
 
     /// Hands records of one partition (increasing offsets, as fetched) to the engine. Accepts the
@@ -202,49 +224,66 @@ impl<H: Handler> ProcessingEngine<H> {
     /// As [`submit`](Self::submit), with the batches the records came from: each batch's last
     /// offset and its [`BatchInfo`], in offset order. A record takes the facts of the first batch
     /// whose last offset is at or above its own (timestamp type, log-append time, leader epoch:
-    /// see [`ConsumerRecord`](super::ConsumerRecord)).
+    /// see [`ConsumerRecord`](super::ConsumerRecord)). The records go to the partition's lane in
+    /// one message.
     pub fn submit_batches(
         &self,
         partition: &TopicPartition,
         records: Vec<Record>,
         batches: &[(i64, BatchInfo)],
     ) -> Result<Submitted, SubmitError> {
-        let (submitted, starts) =
-            self.shared
-                .lock()
-                .submit(partition, records, batches, Instant::now())?;
-        self.shared.spawn(starts);
-        Ok(submitted)
+        let table = self.shared.read();
+        if table.closed {
+            return Err(SubmitError::Closed);
+        }
+        let lane = table
+            .live
+            .get(partition)
+            .ok_or_else(|| SubmitError::UnknownPartition(partition.clone()))?;
+        lane.submit(&self.shared.ctx, records, batches)
     }
 
     /// The offsets a commit may carry now, for every partition processed (not being stopped).
     pub fn committable_offsets(&self) -> BTreeMap<TopicPartition, i64> {
-        self.shared.lock().committable()
+        self.shared
+            .read()
+            .live
+            .iter()
+            .filter_map(|(tp, l)| Some((tp.clone(), l.state.committable()?)))
+            .collect()
     }
 
     /// The offset a commit of this partition may carry now.
     pub fn committable_offset(&self, partition: &TopicPartition) -> Option<i64> {
-        self.shared.lock().committable_of(partition)
+        self.shared.read().live.get(partition)?.state.committable()
     }
 
     /// The partitions whose fetching backpressure pauses now (level-triggered: the fetcher may
     /// read this every round instead of following events).
     pub fn backpressured_partitions(&self) -> Vec<TopicPartition> {
-        self.shared.lock().backpressured()
+        let mut v: Vec<TopicPartition> = self
+            .shared
+            .read()
+            .live
+            .values()
+            .filter(|l| l.state.is_paused())
+            .map(|l| l.state.tp.clone())
+            .collect();
+        v.sort();
+        v
     }
 
     /// The partitions the fetcher must not fetch now: those backpressure pauses, and those being
     /// stopped by a revoke (waiting for their handlers), whose records the engine refuses. Sorted.
     pub fn unfetchable_partitions(&self) -> Vec<TopicPartition> {
-        let core = self.shared.lock();
-        let mut all = core.backpressured();
-        all.extend(core.stopping());
+        let mut all = self.backpressured_partitions();
+        all.extend(self.shared.read().stopping.iter().map(|(_, tp)| tp.clone()));
         all.sort();
         all.dedup();
         all
     }
 
-    /// Revoke: stops dispatching these partitions, discards their unstarted records, waits up to
+    /// Revoke: closes these partitions' lanes (unstarted records are discarded), waits up to
     /// `timeout` for their running handlers, then forgets them and returns what to commit.
     /// Other partitions keep running (cooperative rebalance) and their committable offsets stay
     /// available. One stop per partition at a time: the rebalance listener serializes them.
@@ -253,65 +292,152 @@ impl<H: Handler> ProcessingEngine<H> {
         partitions: impl IntoIterator<Item = TopicPartition>,
         timeout: Duration,
     ) -> StopReport {
-        let pids = self.shared.lock().begin_stop(partitions);
-        self.wait_idle(&pids, Instant::now() + timeout).await;
-        self.shared.lock().finish_stop(&pids)
+        let lanes = {
+            let mut table = self.shared.write();
+            let lanes: Vec<LaneHandle> = partitions
+                .into_iter()
+                .filter_map(|tp| table.live.remove(&tp))
+                .collect();
+            for l in &lanes {
+                table.stopping.push((l.id, l.state.tp.clone()));
+            }
+            lanes
+        };
+        self.stop_lanes(lanes, Instant::now() + timeout).await
+    }
+
+    async fn stop_lanes(&self, lanes: Vec<LaneHandle>, deadline: Instant) -> StopReport {
+        let _guard = StoppingGuard {
+            shared: &self.shared,
+            ids: lanes.iter().map(|l| l.id).collect(),
+        };
+        let mut discarded = 0;
+        let mut waits = Vec::with_capacity(lanes.len());
+        for lane in lanes {
+            discarded += lane.state.close();
+            // Dropping the handle closes the lane's channel: an idle lane ends at once.
+            let LaneHandle { state, join, .. } = lane;
+            waits.push((state, join));
+        }
+        self.count_discarded(discarded);
+        let mut report = StopReport::default();
+        for (state, mut join) in waits {
+            if tokio::time::timeout_at(deadline, &mut join).await.is_err() {
+                // Left to finish unobserved; what it finishes now is not committed.
+                report.timed_out.push(state.tp.clone());
+            }
+            if let Some(c) = state.committable() {
+                report.committable.insert(state.tp.clone(), c);
+            }
+        }
+        report.timed_out.sort();
+        report
+    }
+
+    fn count_discarded(&self, discarded: usize) {
+        if discarded > 0 {
+            self.shared.ctx.add_stats(&Stats {
+                discarded: discarded as u64,
+                ..Stats::default()
+            });
+        }
     }
 
     /// Lost partitions: forgets them at once, without waiting and with nothing to commit. Returns
     /// the number of unstarted records discarded. Handlers still running finish unobserved.
     pub fn drop_partitions(&self, partitions: impl IntoIterator<Item = TopicPartition>) -> usize {
-        self.shared.lock().drop_partitions(partitions)
+        let mut discarded = 0;
+        {
+            let mut table = self.shared.write();
+            for tp in partitions {
+                if let Some(lane) = table.live.remove(&tp) {
+                    discarded += lane.state.close();
+                }
+                table.stopping.retain(|(_, s)| *s != tp);
+            }
+        }
+        self.count_discarded(discarded);
+        discarded
     }
 
     /// Stops accepting records, discards unstarted ones, waits up to `timeout` for running
     /// handlers and returns the final committable offsets. Later calls return an empty report.
     pub async fn shutdown(&self, timeout: Duration) -> StopReport {
-        let pids = self.shared.lock().begin_shutdown();
-        self.wait_idle(&pids, Instant::now() + timeout).await;
-        self.shared.lock().finish_stop(&pids)
+        let lanes = {
+            let mut table = self.shared.write();
+            table.closed = true;
+            let lanes: Vec<LaneHandle> = table.live.drain().map(|(_, l)| l).collect();
+            for l in &lanes {
+                table.stopping.push((l.id, l.state.tp.clone()));
+            }
+            lanes
+        };
+        self.stop_lanes(lanes, Instant::now() + timeout).await
     }
 
     /// Waits until every accepted record has finished (nothing buffered, nothing running), or
     /// dispatch halted after a failure and nothing runs. Returns `false` at the timeout.
     pub async fn drained(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        loop {
-            let notified = self.shared.progress.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let drained = self.shared.lock().is_drained();
-            if drained {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return false;
-            }
-        }
+        let shared = &self.shared;
+        shared
+            .ctx
+            .progress
+            .wait_until(deadline, || shared.is_drained())
+            .await
     }
 
     /// The failure that stopped dispatching, under policy [`OnFailure::Stop`](super::OnFailure::Stop).
     pub fn failure(&self) -> Option<HandlerFailure> {
-        self.shared.lock().failure().cloned()
+        self.shared.ctx.failure()
     }
 
-    /// A snapshot of the engine's metrics.
+    /// A snapshot of the engine's metrics. Counts of a busy lane reach it every few hundred
+    /// records (and whenever the lane goes idle).
     pub fn metrics(&self) -> ProcessingMetrics {
-        self.shared.lock().metrics(Instant::now())
-    }
-
-    async fn wait_idle(&self, pids: &[PartitionId], deadline: Instant) -> bool {
-        loop {
-            let notified = self.shared.progress.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let idle = self.shared.lock().in_flight_of(pids) == 0;
-            if idle {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return false;
-            }
+        let ctx = &self.shared.ctx;
+        let now = ctx.now_ns();
+        let table = self.shared.read();
+        let mut partitions: Vec<_> = table.live.values().map(|l| l.state.metrics()).collect();
+        partitions.sort_by(|a, b| a.partition.cmp(&b.partition));
+        let mut overdue: Vec<_> = table
+            .live
+            .values()
+            .filter_map(|l| l.state.overdue(ctx, now))
+            .collect();
+        overdue.sort_by(|a, b| (&a.partition, a.offset).cmp(&(&b.partition, b.offset)));
+        let last_progress = table
+            .live
+            .values()
+            .map(|l| {
+                l.state
+                    .last_progress
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            })
+            .fold(ctx.gone_progress(), u64::max);
+        drop(table);
+        let stats = ctx.stats();
+        ProcessingMetrics {
+            in_flight: ctx.in_flight(),
+            concurrency: ctx.config.concurrency,
+            max_in_flight_observed: ctx
+                .max_in_flight_observed
+                .load(std::sync::atomic::Ordering::Relaxed),
+            partitions,
+            handler_latency: stats.latency,
+            completed_total: stats.completed,
+            failed_total: stats.failed,
+            skipped_total: stats.skipped,
+            retries_total: stats.retries,
+            poll_interval_exceeded_total: ctx
+                .poll_interval_exceeded
+                .load(std::sync::atomic::Ordering::Relaxed),
+            events_dropped_total: ctx.events.dropped(),
+            discarded_total: stats.discarded,
+            abandoned_total: stats.abandoned,
+            since_last_progress: Context::<H>::between(last_progress.max(1), now),
+            overdue,
+            halted: ctx.is_halted(),
         }
     }
 }

@@ -52,6 +52,15 @@ impl LatencyHistogram {
         self.max = self.max.max(latency);
     }
 
+    /// Adds another histogram's observations.
+    pub(crate) fn merge(&mut self, other: &LatencyHistogram) {
+        for (c, o) in self.counts.iter_mut().zip(other.counts) {
+            *c += o;
+        }
+        self.sum = self.sum.saturating_add(other.sum);
+        self.max = self.max.max(other.max);
+    }
+
     /// Observations so far.
     pub fn count(&self) -> u64 {
         self.counts.iter().sum()

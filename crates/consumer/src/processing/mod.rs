@@ -35,6 +35,21 @@
 //! - **Metrics**: [`ProcessingEngine::metrics`] returns plain data (in flight, per-partition
 //!   buffers, latency histogram, counters) for the telemetry exporter.
 //!
+//! # Lanes
+//! Each partition has one long-lived task, its *lane*, fed whole fetched batches (one channel
+//! message per submit, never one per record) and awaiting the handler inline: no task is spawned
+//! per record. With ordering `Partition` the lane runs one record at a time; with `Key` and `None`
+//! it drives up to [`ProcessingConfig::concurrency`] handlers of its own (same key one at a time,
+//! keys taking turns). The global bound is a FIFO semaphore: a lane keeps its permit from one
+//! record to the next and hands it back when it goes idle or another lane waits, so partitions
+//! take turns. The lane owns the partition's [`OffsetTracker`] and publishes its committable
+//! offset, window and running record (with its start time, for the watchdog) as atomics; the
+//! commit paths, the fetcher's backpressure checks, the watchdog and the metrics read those.
+//! Nothing on the way of a record takes a lock shared by partitions: the engine's table of lanes
+//! is locked once per call (a submit is one batch), and counters reach the shared metrics every
+//! few hundred records or when a lane goes idle. A revoke closes the lane and joins its task
+//! (bounded); a loss closes it without waiting.
+//!
 //! # Wiring (what the fetcher and the rebalance listener do)
 //! ```
 //! use std::time::Duration;
@@ -78,14 +93,16 @@
 //! ```
 
 mod config;
-mod core;
+mod context;
 mod engine;
 mod error;
 mod events;
 mod handler;
+mod lane;
 mod metrics;
-mod partition;
+mod queue;
 mod record;
+mod run;
 mod task;
 mod tracker;
 mod watchdog;

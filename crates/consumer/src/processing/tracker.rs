@@ -133,10 +133,14 @@ impl OffsetTracker {
     }
 
     fn pending_slot(&mut self, offset: i64) -> Option<&mut Slot> {
-        let i = self
-            .window
-            .binary_search_by_key(&offset, |s| s.offset)
-            .ok()?;
+        // In-order completion (one record of a partition at a time) finds it first.
+        let i = if self.window.front().is_some_and(|s| s.offset == offset) {
+            0
+        } else {
+            self.window
+                .binary_search_by_key(&offset, |s| s.offset)
+                .ok()?
+        };
         self.window
             .get_mut(i)
             .filter(|s| s.state == SlotState::Pending)

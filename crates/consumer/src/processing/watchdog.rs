@@ -1,11 +1,12 @@
-//! The `max.poll.interval.ms` watchdog on the processing side: a task that looks at the running
-//! handlers every period and reports each one running longer than the limit once
-//! ([`ProcessingEvent::PollIntervalExceeded`](super::ProcessingEvent::PollIntervalExceeded)).
+//! The `max.poll.interval.ms` watchdog on the processing side: a task that reads every lane's
+//! running record and its start time (atomics the lane publishes) every period and reports each
+//! record running longer than the limit once
+//! ([`ProcessingEvent::PollIntervalExceeded`](super::ProcessingEvent::PollIntervalExceeded));
+//! with several records of a lane running (orderings `Key`, `None`), the oldest one.
 //! It holds the engine weakly and ends when the engine is gone or shut down with nothing running.
 //! The processing loop's liveness (time since a handler last started or finished) is in the
-//! metrics for the health endpoint. Dispatch has no loop of its own to stall: records start when
-//! they are submitted or when a handler finishes, so pending work without a running handler only
-//! happens after a `Stop` failure, which is reported by itself ([`ProcessingEngine::failure`]).
+//! metrics for the health endpoint. A lane only waits with records pending for a concurrency
+//! permit (which a running handler holds) or after a `Stop` failure, which is reported by itself ([`ProcessingEngine::failure`]).
 //!
 //! [`ProcessingEngine::failure`]: super::ProcessingEngine::failure
 
