@@ -2,7 +2,9 @@
 //! running record and its start time (atomics the lane publishes) every period and reports each
 //! record running longer than the limit once
 //! ([`ProcessingEvent::PollIntervalExceeded`](super::ProcessingEvent::PollIntervalExceeded));
-//! with several records of a lane running (orderings `Key`, `None`), the oldest one.
+//! with several records of a lane running (orderings `Key`, `None`), the oldest one (the next
+//! oldest is reported once that one ends). Lanes of partitions the engine no longer owns (a
+//! revoke that timed out, a loss) are not watched: their handlers finish unobserved.
 //! It holds the engine weakly and ends when the engine is gone or shut down with nothing running.
 //! The processing loop's liveness (time since a handler last started or finished) is in the
 //! metrics for the health endpoint. A lane only waits with records pending for a concurrency
