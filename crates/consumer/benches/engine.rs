@@ -9,15 +9,15 @@
 //! one iteration to the next, as fetches do. Building the records is outside the measurement.
 //!
 //! Time is the CPU time of the thread driving a current-thread Tokio runtime (every task of the
-//! engine runs on it), read from `/proc/thread-self/schedstat` (nanoseconds); where that file is
-//! missing, wall time, which on a current-thread runtime is about the same. On a machine loaded
-//! by other work CPU time is the steadier figure.
+//! engine runs on it), from `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`; on a current-thread
+//! runtime it is about the wall time of an idle machine, and on a machine loaded by other work it
+//! is the steadier figure.
 //!
 //! `cargo bench -p mooring-consumer --bench engine` runs the criterion group, then prints the
 //! best of several timed runs as CPU µs per record.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
@@ -40,21 +40,20 @@ const ITERS_PER_RUN: u64 = 40;
 /// One partition's share of a fetch round: its records and their batches' last offsets.
 type Fetched = (Vec<Record>, Vec<(i64, BatchInfo)>);
 
-/// This thread's CPU time so far, or `None` where the kernel does not say.
-fn thread_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(ns))
+/// This thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`, nanoseconds).
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
-/// Measures `f` in CPU time of this thread, or wall time where CPU time is not available.
+/// Measures `f` in CPU time of this thread.
 fn measure(f: impl FnOnce()) -> Duration {
-    let (cpu, wall) = (thread_cpu(), Instant::now());
+    let start = thread_cpu();
     f();
-    match (cpu, thread_cpu()) {
-        (Some(a), Some(b)) => b.saturating_sub(a),
-        _ => wall.elapsed(),
-    }
+    thread_cpu().saturating_sub(start)
 }
 
 async fn noop(record: ConsumerRecord) -> Result<(), String> {
@@ -119,7 +118,7 @@ fn setup(rt: &Runtime) -> Bench<impl Handler> {
     })
 }
 
-/// CPU (or wall) time of `iters` rounds, building the records outside the measurement.
+/// CPU time of `iters` rounds, building the records outside the measurement.
 fn timed<H: Handler>(rt: &Runtime, bench: &mut Bench<H>, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
@@ -144,18 +143,13 @@ fn main() {
     group.finish();
     c.final_summary();
 
-    let what = if thread_cpu().is_some() {
-        "CPU"
-    } else {
-        "wall"
-    };
     let best = (0..RUNS)
         .map(|_| timed(&rt, &mut bench, ITERS_PER_RUN))
         .min()
         .unwrap_or_default();
     let per_record = best.as_secs_f64() * 1e6 / (ITERS_PER_RUN * RECORDS_PER_ITER) as f64;
     println!(
-        "engine: best of {RUNS} runs of {} records: {per_record:.3} µs {what} per record",
+        "engine: best of {RUNS} runs of {} records: {per_record:.3} µs CPU per record",
         ITERS_PER_RUN * RECORDS_PER_ITER
     );
 }
