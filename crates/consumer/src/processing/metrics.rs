@@ -13,6 +13,17 @@ pub const LATENCY_BUCKETS_SECONDS: [f64; 14] = [
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0, 300.0,
 ];
 
+/// [`LATENCY_BUCKETS_SECONDS`] in nanoseconds, so an observation needs no float.
+const BUCKET_NANOS: [u64; LATENCY_BUCKETS_SECONDS.len()] = {
+    let mut nanos = [0u64; LATENCY_BUCKETS_SECONDS.len()];
+    let mut i = 0;
+    while i < nanos.len() {
+        nanos[i] = (LATENCY_BUCKETS_SECONDS[i] * 1e9) as u64;
+        i += 1;
+    }
+    nanos
+};
+
 /// A fixed-bucket histogram of handler latencies (from the first attempt's start to the final
 /// outcome, retries included).
 ///
@@ -40,10 +51,10 @@ pub struct LatencyHistogram {
 impl LatencyHistogram {
     /// Adds one observation.
     pub fn record(&mut self, latency: Duration) {
-        let secs = latency.as_secs_f64();
-        let i = LATENCY_BUCKETS_SECONDS
+        let nanos = latency.as_nanos();
+        let i = BUCKET_NANOS
             .iter()
-            .position(|&b| secs <= b)
+            .position(|&b| nanos <= u128::from(b))
             .unwrap_or(LATENCY_BUCKETS_SECONDS.len());
         if let Some(c) = self.counts.get_mut(i) {
             *c += 1;
