@@ -75,13 +75,7 @@ async fn join_group_coordinator_load_in_progress_rejoins_after_backoff() {
     let (_, refused) = s.wait_answered(JOIN, code);
     let again = s.wait_request_after("the JoinGroup after", JOIN, refused.at_micros, |_| true);
     let seen = s.seen();
-    assert!(
-        between(&seen, refused.at_micros, again.at_micros, |o| o
-            .is_request(FIND))
-        .is_empty(),
-        "FindCoordinator before the retried JoinGroup:\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &again, false, "the retried JoinGroup");
     assert!(
         gap(&refused, &again) + SLACK >= BACKOFF,
         "JoinGroup again after {:?}, before retry.backoff.ms",
@@ -225,13 +219,7 @@ async fn sync_group_held_past_its_timeout_rediscovers_and_rejoins_after_backoff(
         gap(&held, &again),
         timeline(&seen, held.at_micros)
     );
-    assert!(
-        !between(&seen, held.at_micros, again.at_micros, |o| o
-            .is_request(FIND))
-        .is_empty(),
-        "no FindCoordinator before the JoinGroup:\n{}",
-        timeline(&seen, held.at_micros)
-    );
+    assert_rediscovery(&seen, &held, &again, true, "the JoinGroup");
     assert_eq!(again.member(), held.member(), "the member id is kept");
     s.wait_settled().await;
     s.stop().await;
@@ -254,13 +242,7 @@ async fn heartbeat_not_coordinator_rediscovers_and_keeps_membership() {
         |_| true,
     );
     let seen = s.seen();
-    assert!(
-        !between(&seen, refused.at_micros, next.at_micros, |o| o
-            .is_request(FIND))
-        .is_empty(),
-        "no FindCoordinator before the next heartbeat:\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &next, true, "the next heartbeat");
     assert!(gap(&refused, &next) + SLACK >= BACKOFF);
     assert_eq!(next.member(), Some(before.member_id.as_str()));
     assert_eq!(next.generation(), Some(before.generation));
@@ -297,13 +279,7 @@ async fn heartbeat_coordinator_load_in_progress_retries_after_backoff_keeping_me
         waited + SLACK >= BACKOFF && waited < Duration::from_millis(1500),
         "next heartbeat after {waited:?}: retry.backoff.ms is {BACKOFF:?}, the interval 2 s"
     );
-    assert!(
-        between(&seen, refused.at_micros, next.at_micros, |o| o
-            .is_request(FIND))
-        .is_empty(),
-        "FindCoordinator before the next heartbeat:\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &next, false, "the next heartbeat");
     assert_membership_kept(&mut s, &before, refused.at_micros).await;
     s.stop().await;
 }
@@ -446,11 +422,7 @@ async fn heartbeat_connection_dropped_mid_response_rediscovers_and_keeps_members
     let next = s.wait_request_after("the next heartbeat", HEARTBEAT_KEY, cut.at_micros, |_| true);
     let seen = s.seen();
     assert_ne!(next.conn, cut.conn, "a new connection");
-    assert!(
-        !between(&seen, cut.at_micros, next.at_micros, |o| o.is_request(FIND)).is_empty(),
-        "no FindCoordinator before the next heartbeat:\n{}",
-        timeline(&seen, cut.at_micros)
-    );
+    assert_rediscovery(&seen, &cut, &next, true, "the next heartbeat");
     assert!(gap(&cut, &next) + SLACK >= BACKOFF);
     assert_eq!(next.generation(), Some(before.generation));
     assert_membership_kept(&mut s, &before, cut.at_micros).await;
@@ -513,15 +485,7 @@ async fn sync_refused_then_rejoined(error: ErrorCode, rediscover: bool) {
     let (refused_req, refused) = s.wait_answered(SYNC, code);
     let again = s.wait_request_after("the JoinGroup after", JOIN, refused.at_micros, |_| true);
     let seen = s.seen();
-    let found = between(&seen, refused.at_micros, again.at_micros, |o| {
-        o.is_request(FIND)
-    });
-    assert_eq!(
-        !found.is_empty(),
-        rediscover,
-        "FindCoordinator before the JoinGroup: expected {rediscover}\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &again, rediscover, "the JoinGroup");
     assert!(
         gap(&refused, &again) + SLACK >= BACKOFF,
         "JoinGroup again after {:?}, before retry.backoff.ms",

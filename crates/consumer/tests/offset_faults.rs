@@ -56,15 +56,7 @@ async fn commit_is_resent(error: ErrorCode, rediscover: bool) {
     let (failed, refused) = s.wait_answered(COMMIT, code);
     let resent = s.wait_request_after("the resent commit", COMMIT, refused.at_micros, |_| true);
     let seen = s.seen();
-    let found = between(&seen, refused.at_micros, resent.at_micros, |o| {
-        o.is_request(FIND)
-    });
-    assert_eq!(
-        !found.is_empty(),
-        rediscover,
-        "FindCoordinator before the resend: expected {rediscover}\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &resent, rediscover, "the resend");
     assert!(
         gap(&refused, &resent) + SLACK >= BACKOFF,
         "resent after {:?}",
@@ -404,13 +396,7 @@ async fn offset_commit_connection_dropped_mid_response_rediscovers_and_resends()
     let resent = s.wait_request_after("the resent commit", COMMIT, cut.at_micros, |_| true);
     let seen = s.seen();
     assert_ne!(resent.conn, cut.conn, "a new connection");
-    assert!(
-        !between(&seen, cut.at_micros, resent.at_micros, |o| o
-            .is_request(FIND))
-        .is_empty(),
-        "no FindCoordinator before the resend:\n{}",
-        timeline(&seen, cut.at_micros)
-    );
+    assert_rediscovery(&seen, &cut, &resent, true, "the resend");
     assert!(gap(&cut, &resent) + SLACK >= BACKOFF);
     assert_eq!(resent.rows("offsets"), cut_request.rows("offsets"));
     assert_eq!(resent.generation(), Some(member.generation));
@@ -463,15 +449,7 @@ async fn offset_fetch_is_retried(error: ErrorCode, rediscover: bool) {
         |_| true,
     );
     let seen = s.seen();
-    let found = between(&seen, refused.at_micros, again.at_micros, |o| {
-        o.is_request(FIND)
-    });
-    assert_eq!(
-        !found.is_empty(),
-        rediscover,
-        "FindCoordinator before the retry: expected {rediscover}\n{}",
-        timeline(&seen, refused.at_micros)
-    );
+    assert_rediscovery(&seen, &refused, &again, rediscover, "the retry");
     s.wait_settled().await;
     let mut first: BTreeMap<i32, i64> = BTreeMap::new();
     for (p, offset) in s.handled() {

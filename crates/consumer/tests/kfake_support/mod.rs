@@ -21,7 +21,7 @@ use mooring_coordinator::group::{MemberSnapshot, MemberState};
 use mooring_coordinator::{Client, ClientConfig};
 use mooring_testkit::kfake::{Kfake, KfakeConfig, Observed};
 use mooring_testkit::unique;
-use mooring_wire::messages::{DescribeGroupsRequest, Message};
+use mooring_wire::messages::{DescribeGroupsRequest, FindCoordinatorRequest, Message};
 use tokio::task::JoinHandle;
 
 mod twin;
@@ -451,6 +451,26 @@ pub fn answered_with(seen: &[Observed], key: i16, code: i16) -> Option<(Observed
 }
 
 /// The time between two observations (0 if `later` is not later).
+/// Asserts whether the consumer looked its coordinator up again (a FindCoordinator request)
+/// between `from` and `to`, as `expected`; the timeline since `from` in the failure.
+#[track_caller]
+pub fn assert_rediscovery(
+    seen: &[Observed],
+    from: &Observed,
+    to: &Observed,
+    expected: bool,
+    what: &str,
+) {
+    let find = FindCoordinatorRequest::API_KEY;
+    let found = !between(seen, from.at_micros, to.at_micros, |o| o.is_request(find)).is_empty();
+    assert_eq!(
+        found,
+        expected,
+        "FindCoordinator before {what}: expected {expected}\n{}",
+        timeline(seen, from.at_micros)
+    );
+}
+
 pub fn gap(earlier: &Observed, later: &Observed) -> Duration {
     Duration::from_micros(u64::try_from(later.at_micros - earlier.at_micros).unwrap_or(0))
 }
