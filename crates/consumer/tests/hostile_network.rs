@@ -62,6 +62,34 @@ fn watch_panics() {
 }
 
 /// One consumer in a group of its own, through a proxy of its own, on a topic of its own.
+/// What a spawned `run` returned.
+type RunResult = Result<Result<(), ConsumerError>, tokio::task::JoinError>;
+
+/// A member of `group` subscribed to `topic` through the proxy (`props`), its events pushed to
+/// `events`.
+fn member(
+    cluster: &Cluster,
+    group: &str,
+    props: &[(String, String)],
+    topic: &str,
+    events: &Arc<Mutex<Vec<(Instant, ConsumerEvent)>>>,
+) -> Consumer {
+    let props: Vec<(&str, &str)> = props
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let consumer = common::consumer(cluster, group, &props);
+    consumer.subscribe([topic.to_string()]).unwrap();
+    let mut rx = consumer.events().unwrap();
+    let sink = Arc::clone(events);
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            sink.lock().unwrap().push((Instant::now(), event));
+        }
+    });
+    consumer
+}
+
 struct Hostile {
     name: &'static str,
     cluster: Cluster,
@@ -73,6 +101,12 @@ struct Hostile {
     bypasses: Arc<Mutex<Vec<String>>>,
     run: Option<JoinHandle<Result<(), ConsumerError>>>,
     started: Instant,
+    group: String,
+    props: Vec<(String, String)>,
+    /// Whether a run ended by a refusal a flipped byte forged is started again (see
+    /// [`Hostile::restart_after_forged_refusal`]), and the refusals that were.
+    restart_forged: bool,
+    forged: Vec<String>,
 }
 
 /// What a test checks at the end.
@@ -162,19 +196,10 @@ impl Hostile {
             proxy.seed(),
             proxy.seed()
         );
-        let bootstrap = proxy.bootstrap();
-        let mut props = vec![("bootstrap.servers", bootstrap.as_str())];
-        props.extend_from_slice(extra);
-        let consumer = common::consumer(&cluster, &group, &props);
-        consumer.subscribe([topic.clone()]).unwrap();
+        let mut props = vec![("bootstrap.servers".to_string(), proxy.bootstrap())];
+        props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let events = Arc::new(Mutex::new(Vec::new()));
-        let mut rx = consumer.events().unwrap();
-        let sink = Arc::clone(&events);
-        tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                sink.lock().unwrap().push((Instant::now(), event));
-            }
-        });
+        let consumer = member(&cluster, &group, &props, &topic, &events);
         let seen = Seen::default();
         let run = spawn_run(&consumer, &seen, Duration::ZERO);
         let mut hostile = Hostile {
@@ -188,6 +213,10 @@ impl Hostile {
             bypasses: Arc::new(Mutex::new(Vec::new())),
             run: Some(run),
             started: Instant::now(),
+            group,
+            props,
+            restart_forged: false,
+            forged: Vec::new(),
         };
         hostile.watch_bypasses();
         hostile
@@ -229,7 +258,12 @@ impl Hostile {
         let deadline = Instant::now() + timeout;
         while !condition(self) {
             if self.run.as_ref().is_some_and(JoinHandle::is_finished) {
-                self.ended_early(what).await;
+                if let Some(run) = self.run.take() {
+                    let result = run.await;
+                    if !self.restart_after_forged_refusal(&result) {
+                        self.ended_early(what, result);
+                    }
+                }
             }
             assert!(
                 Instant::now() < deadline,
@@ -242,11 +276,7 @@ impl Hostile {
     }
 
     /// Fails the test with the result of a `run` that ended by itself.
-    async fn ended_early(&mut self, what: &str) {
-        let result = match self.run.take() {
-            Some(run) => run.await,
-            None => return,
-        };
+    fn ended_early(&self, what: &str, result: RunResult) -> ! {
         panic!(
             "{}: the consumer's run ended by itself while waiting for {what}: {result:?} \
              (proxy seed {}; corrupted {:?})",
@@ -254,6 +284,43 @@ impl Hostile {
             self.proxy.seed(),
             self.proxy.stats().corrupted
         );
+    }
+
+    /// A run that ended on an authorization or authentication refusal, from a broker that
+    /// enforces neither, ended on a byte the proxy flipped outside the record batches: Kafka's
+    /// protocol checksums nothing but records, so a flipped error code reads as the broker's,
+    /// and such a refusal is final by design, as in Java's client. With `restart_forged`, the
+    /// consumer starts again in the same group, as its pod would, and the refusal is noted.
+    /// Whether it did.
+    fn restart_after_forged_refusal(&mut self, result: &RunResult) -> bool {
+        let Ok(Err(error)) = result else {
+            return false;
+        };
+        let kind = error.kind();
+        let refusal = kind.ends_with("authorization") || kind == "authentication";
+        let flipped = self
+            .proxy
+            .stats()
+            .corrupted
+            .iter()
+            .any(|c| c.batch.is_none());
+        if !(self.restart_forged && refusal && flipped) {
+            return false;
+        }
+        eprintln!(
+            "{}: a flipped byte forged a refusal: {error}; starting again",
+            self.name
+        );
+        self.forged.push(error.to_string());
+        self.consumer = member(
+            &self.cluster,
+            &self.group,
+            &self.props,
+            &self.topic,
+            &self.events,
+        );
+        self.run = Some(spawn_run(&self.consumer, &self.seen, Duration::ZERO));
+        true
     }
 
     fn missing(&self, acked: &[(i32, i64)]) -> Vec<(i32, i64)> {
@@ -282,7 +349,10 @@ impl Hostile {
         let deadline = Instant::now() + drain;
         while !self.missing(&acked).is_empty() && Instant::now() < deadline {
             if self.run.as_ref().is_some_and(JoinHandle::is_finished) {
-                self.ended_early("every acknowledged record").await;
+                if let Some(run) = self.run.take() {
+                    let result = run.await;
+                    self.ended_early("every acknowledged record", result);
+                }
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -604,6 +674,7 @@ async fn a_flipped_record_byte_in_one_fetch_response_in_500_is_caught_by_the_crc
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bytes_flipped_anywhere_in_one_response_in_50_never_stop_the_consumer() {
     let mut h = Hostile::start("anywhere", &[("request.timeout.ms", "3000")]).await;
+    h.restart_forged = true;
     let producer = h.produce(6000, 400, &[("linger.ms", "0")]);
     h.proxy.faults().set_corruption(Some(Corruption {
         one_in: 50,
@@ -657,13 +728,14 @@ async fn bytes_flipped_anywhere_in_one_response_in_50_never_stop_the_consumer() 
     println!(
         "anywhere: seed {}: {corrupted} responses corrupted; acknowledged {}, lost {lost}, \
          duplicates {duplicates}, rebalances {}, offset resets {resets:?}, \
-         {} phantom offsets e.g. {:?}; accepted {:?}",
+         {} phantom offsets e.g. {:?}; accepted {:?}; refusals forged by a flip, restarted: {:?}",
         h.proxy.seed(),
         acked.len(),
         rebalances(&events),
         phantom.len(),
         &phantom[..phantom.len().min(5)],
-        stats.accepted
+        stats.accepted,
+        h.forged
     );
     assert!(result.is_ok(), "run returned {result:?}");
     let panics = PANICS.lock().unwrap().clone();
