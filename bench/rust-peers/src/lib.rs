@@ -7,7 +7,35 @@
 //! from just before the subscription to the N-th.
 
 use std::fmt;
+use std::future::Future;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+/// A peer binary's `main`: parses the arguments (exit 2 on a usage error), runs `run` and prints
+/// its JSON line (exit 0), or the error (exit 1), each message prefixed with `consume-<client>`.
+pub async fn main<F, Fut>(client: &str, run: F) -> ExitCode
+where
+    F: FnOnce(Args) -> Fut,
+    Fut: Future<Output = Result<String, Box<dyn std::error::Error>>>,
+{
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("consume-{client}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args).await {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("consume-{client}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// How long a run may take before it gives up (as `consume-bench`'s default `--timeout-secs`).
 pub const TIMEOUT: Duration = Duration::from_secs(600);

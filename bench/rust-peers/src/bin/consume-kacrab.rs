@@ -18,23 +18,7 @@ const CLIENT: &str = "kacrab";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let args = match Args::parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("consume-{CLIENT}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(args).await {
-        Ok(line) => {
-            println!("{line}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("consume-{CLIENT}: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    mooring_rust_peers::main(CLIENT, run).await
 }
 
 async fn run(args: Args) -> Result<String, Box<dyn std::error::Error>> {
