@@ -18,6 +18,7 @@
 //! | `fetch.max.wait.ms` | 500 | ... or this long |
 //! | `fetch.max.bytes` | 52428800 | the most bytes one Fetch response carries |
 //! | `max.partition.fetch.bytes` | 1048576 | the most bytes per partition in one Fetch response |
+//! | `mooring.memory.max.bytes` | 8388608 | the most bytes of record data the consumer holds: responses being read, records waiting for a handler and records in the handlers' hands, together ([`FetchConfig::memory_max_bytes`]) |
 //! | `max.poll.interval.ms` | 300000 | rebalance timeout and the handler watchdog's limit |
 //! | `mooring.concurrency` | 16 | handlers running at once |
 //! | `mooring.ordering` | `partition` | `partition`, `key` or `none` ([`ProcessingOrder`]) |
@@ -101,6 +102,11 @@ pub const CONSUMER_KEYS: &[KeySpec] = &[
         ValueKind::PositiveInt,
         "1048576",
     ),
+    key(
+        "mooring.memory.max.bytes",
+        ValueKind::PositiveInt,
+        "8388608",
+    ),
     key("mooring.concurrency", ValueKind::PositiveInt, "16"),
     key(
         "mooring.ordering",
@@ -141,6 +147,14 @@ pub struct FetchConfig {
     pub max_partition_bytes: i32,
     /// `isolation.level`.
     pub isolation_level: IsolationLevel,
+    /// `mooring.memory.max.bytes`: the budget for record data held, from the response bytes
+    /// being read to the records the handlers still hold (decompressed batches included). A
+    /// Fetch asks for no more than the budget has room for, and none is sent while it is full;
+    /// a record stays counted until it is dropped. The budget can be passed by one response: the
+    /// broker sends the first batch whole even when it is larger than asked for (so a record
+    /// larger than the budget is still consumed), and a compressed response grows when its
+    /// batches are decompressed.
+    pub memory_max_bytes: usize,
 }
 
 impl Default for FetchConfig {
@@ -151,6 +165,7 @@ impl Default for FetchConfig {
             max_bytes: 52_428_800,
             max_partition_bytes: 1_048_576,
             isolation_level: IsolationLevel::ReadUncommitted,
+            memory_max_bytes: 8 << 20,
         }
     }
 }
@@ -295,6 +310,7 @@ impl ConsumerConfig {
             "fetch.max.wait.ms" => self.fetch.max_wait = millis(k, v)?,
             "fetch.max.bytes" => self.fetch.max_bytes = positive_i32(spec, v)?,
             "max.partition.fetch.bytes" => self.fetch.max_partition_bytes = positive_i32(spec, v)?,
+            "mooring.memory.max.bytes" => self.fetch.memory_max_bytes = positive(spec, v)?,
             "mooring.concurrency" => self.processing.concurrency = positive(spec, v)?,
             "mooring.ordering" => {
                 self.processing.ordering = match v {

@@ -3,9 +3,10 @@
 //! the first fatal error and the telemetry sink.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
+use mooring_coordinator::conn::FrameMemory;
 use mooring_coordinator::Client;
 use tokio::sync::{watch, Notify};
 
@@ -21,6 +22,8 @@ pub(crate) struct Shared {
     /// The fetcher's own client: a long-polling Fetch must never queue behind, or ahead of, the
     /// member's heartbeats on one connection.
     pub(crate) fetch_client: Client,
+    /// The record data the fetch client's frames hold (`mooring.memory.max.bytes`).
+    pub(crate) memory: Arc<FrameMemory>,
     /// Wakes the fetch loop: assignment, pause/resume, seek, backpressure resume, shutdown.
     pub(crate) wake: Notify,
     fatal: Mutex<Option<ConsumerError>>,
@@ -49,12 +52,14 @@ impl Shared {
         config: ConsumerConfig,
         subs: SubscriptionState,
         fetch_client: Client,
+        memory: Arc<FrameMemory>,
         events: EventSink,
     ) -> Self {
         Shared {
             config,
             subs: Mutex::new(subs),
             fetch_client,
+            memory,
             wake: Notify::new(),
             fatal: Mutex::new(None),
             events,

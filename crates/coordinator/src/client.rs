@@ -29,7 +29,7 @@ use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
 use crate::config::ClientConfig;
-use crate::conn::{Backoff, ConnectOptions, Connection, Lane, Pool};
+use crate::conn::{Backoff, ConnectOptions, Connection, FrameMemory, Lane, Pool};
 use crate::error::{Error, Result};
 use crate::metadata::Metadata;
 use crate::requests;
@@ -109,8 +109,22 @@ impl Client {
     /// A client for `config`. No connection is made yet (the first request bootstraps), but TLS
     /// files are read and the config is checked, so those errors come here.
     pub fn new(config: ClientConfig) -> Result<Client> {
+        Client::build(config, None)
+    }
+
+    /// A client whose connections read response frames of [`LARGE_FRAME`] bytes and more into
+    /// `memory`, which then counts them for as long as any slice of them is alive: the fetcher's
+    /// byte budget.
+    ///
+    /// [`LARGE_FRAME`]: crate::conn::memory::LARGE_FRAME
+    pub fn with_frame_memory(config: ClientConfig, memory: Arc<FrameMemory>) -> Result<Client> {
+        Client::build(config, Some(memory))
+    }
+
+    fn build(config: ClientConfig, memory: Option<Arc<FrameMemory>>) -> Result<Client> {
         config.validate()?;
-        let opts = ConnectOptions::from_config(&config)?;
+        let mut opts = ConnectOptions::from_config(&config)?;
+        opts.settings.frame_memory = memory;
         let reconnect = Backoff {
             base: config.reconnect_backoff,
             max: config.reconnect_backoff_max,

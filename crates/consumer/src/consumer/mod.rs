@@ -18,6 +18,7 @@ pub use stream::{Delivery, RecordStream};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use mooring_coordinator::conn::FrameMemory;
 use mooring_coordinator::group::{GroupHandle, MemberSnapshot};
 use mooring_coordinator::Client;
 
@@ -91,7 +92,8 @@ impl std::fmt::Debug for Consumer {
 impl Consumer {
     /// A consumer for `config`. Nothing is sent before [`run`](Self::run).
     pub fn new(config: ConsumerConfig) -> Result<Consumer, ConsumerError> {
-        let fetch_client = Client::new(config.client.clone())?;
+        let memory = FrameMemory::new(config.fetch.memory_max_bytes);
+        let fetch_client = Client::with_frame_memory(config.client.clone(), Arc::clone(&memory))?;
         let group_client = match &config.group {
             Some(_) => Some(Arc::new(Client::new(config.client.clone())?)),
             None => None,
@@ -104,7 +106,7 @@ impl Consumer {
         let subs = SubscriptionState::new(config.auto_offset_reset);
         Ok(Consumer {
             inner: Arc::new(Inner {
-                shared: Arc::new(Shared::new(config, subs, fetch_client, sink)),
+                shared: Arc::new(Shared::new(config, subs, fetch_client, memory, sink)),
                 group_client,
                 listener: Mutex::new(None),
                 events: Mutex::new(Some(events)),
@@ -285,6 +287,14 @@ impl Consumer {
     /// The partitions assigned now.
     pub fn assignment(&self) -> Vec<TopicPartition> {
         self.shared().subs().assigned_partitions()
+    }
+
+    /// Bytes of record data the consumer holds now: responses being read, records waiting for
+    /// a handler or in its hands (until dropped), decompressed batches. Bounded by
+    /// `mooring.memory.max.bytes` ([`FetchConfig::memory_max_bytes`](crate::FetchConfig)), which
+    /// one answer may pass.
+    pub fn memory_in_use(&self) -> usize {
+        self.inner.shared.memory.in_use()
     }
 
     /// The next offset to fetch of an assigned partition, once known.

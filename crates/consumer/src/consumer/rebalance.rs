@@ -202,6 +202,7 @@ impl<H: Handler> RebalanceListener for MemberListener<H> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
+    use mooring_coordinator::conn::FrameMemory;
     use mooring_wire::records::Record;
 
     use super::*;
@@ -224,7 +225,13 @@ mod tests {
         let client = Client::new(config.client.clone()).unwrap();
         let (sink, _events) = EventSink::new(16);
         let subs = SubscriptionState::new(config.auto_offset_reset);
-        let shared = Arc::new(Shared::new(config, subs, client, sink));
+        let shared = Arc::new(Shared::new(
+            config,
+            subs,
+            client,
+            FrameMemory::new(1 << 20),
+            sink,
+        ));
         let tp = TopicPartition::new("t", 0);
         shared.subs().subscribe(["t"]).unwrap();
         shared.subs().assign_from_group([tp.clone()]).unwrap();

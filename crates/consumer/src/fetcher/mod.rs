@@ -10,9 +10,13 @@
 //! - **Sessions** (KIP-227): one incremental fetch session per broker (`session.rs`); topic ids from
 //!   Fetch v13 (`request.rs`).
 //! - **Limits**: `fetch.min.bytes`, `fetch.max.wait.ms`, `fetch.max.bytes`,
-//!   `max.partition.fetch.bytes`. Prefetching is bounded in bytes: one response per broker
-//!   (≤ `fetch.max.bytes`) is being handled at a time, and the engine's per-partition buffers are
-//!   bounded (records that do not fit are handed back and fetched again later). So that a
+//!   `max.partition.fetch.bytes`. All record data held is bounded by `mooring.memory.max.bytes`
+//!   (the fetch client's `FrameMemory` counts every response frame and decompressed batch until
+//!   its last record is dropped): a request's `max_bytes` is the room left beside the frames
+//!   alive and the requests in flight, at most half the budget (one answer is handled while the
+//!   next is fetched), and no request goes while the budget is full (a release wakes the loop).
+//!   Within it the engine's per-partition buffers are bounded (records that do not fit are
+//!   handed back and fetched again later). So that a
 //!   response rarely brings more than the engine takes, each partition asks for at most what its
 //!   buffer surely has room for after a backpressure pause ends (`mooring.buffer.max.*` minus
 //!   the resume levels; records counted at the wire size last seen for the partition), never more
@@ -123,6 +127,11 @@ pub(crate) struct Fetcher<H: Handler> {
     positions_task: Option<tokio::task::JoinHandle<Result<(), ConsumerError>>>,
     /// Wire bytes per record in the partition's last answer with records.
     record_sizes: HashMap<TopicPartition, usize>,
+    /// The `fetch.max.bytes` of each request in flight, by broker: counted against the memory
+    /// budget until its answer is in (and counted there).
+    reserved: HashMap<i32, usize>,
+    /// The last round left a broker unfetched for want of memory: a release wakes the loop.
+    memory_full: bool,
 }
 
 impl<H: Handler> Drop for Fetcher<H> {
@@ -159,6 +168,8 @@ impl<H: Handler> Fetcher<H> {
             positions_retry_at: None,
             positions_task: None,
             record_sizes: HashMap::new(),
+            reserved: HashMap::new(),
+            memory_full: false,
         }
     }
 
@@ -215,6 +226,7 @@ impl<H: Handler> Fetcher<H> {
                             // The node is unknown; free every node with nothing in flight.
                             if self.in_flight.is_empty() {
                                 self.busy.clear();
+                                self.reserved.clear();
                             }
                         }
                     }
@@ -232,6 +244,7 @@ impl<H: Handler> Fetcher<H> {
                     }
                 }
                 _ = wake => {}
+                _ = self.shared.memory.released(), if self.memory_full => {}
                 _ = shutdown.changed() => {}
                 _ = tokio::time::sleep(tick) => {}
             }
@@ -421,12 +434,34 @@ impl<H: Handler> Fetcher<H> {
         (plan, ids)
     }
 
+    /// The `fetch.max.bytes` of the next request: what the memory budget has room for, beside
+    /// the frames alive and the requests in flight, at most half the budget (so one answer is
+    /// handled while the next is fetched) and at most `fetch.max.bytes`. `None` while the budget
+    /// is full; with nothing held at all a request always goes (the broker still sends a first
+    /// batch larger than asked for, so a record larger than the budget is consumed).
+    fn request_max_bytes(&self) -> Option<i32> {
+        let memory = &self.shared.memory;
+        let reserved: usize = self.reserved.values().sum();
+        let held = memory.in_use() + reserved;
+        let room = memory.limit().saturating_sub(held);
+        if room < FETCH_SIZE_GRAIN && held > 0 {
+            return None;
+        }
+        let configured = usize::try_from(self.shared.config.fetch.max_bytes).unwrap_or(0);
+        let max = room
+            .min(memory.limit() / 2)
+            .max(FETCH_SIZE_GRAIN)
+            .min(configured);
+        Some(i32::try_from(max).unwrap_or(i32::MAX))
+    }
+
     /// Plans and sends one Fetch to every broker that leads a partition to fetch and has none in
-    /// flight nor a back-off running.
+    /// flight nor a back-off running, while the memory budget has room.
     fn send_fetches(&mut self) {
         let metadata = self.shared.fetch_client.cached_metadata();
         let now = Instant::now();
         let by_leader = self.plan(&metadata, now);
+        self.memory_full = false;
         // Brokers that lead nothing to fetch any more: their session partitions are forgotten
         // with the next request there; meanwhile the broker may still answer for them, and those
         // answers are dropped (position or assignment check).
@@ -435,11 +470,18 @@ impl<H: Handler> Fetcher<H> {
             {
                 continue;
             }
+            let Some(max_bytes) = self.request_max_bytes() else {
+                self.memory_full = true;
+                break;
+            };
             let (plan, ids) = self.session_plan(node, wanted, &metadata);
             let names: HashMap<Uuid, String> =
                 ids.iter().map(|(name, id)| (*id, name.clone())).collect();
             let client = self.shared.fetch_client.clone();
-            let config = self.shared.config.fetch.clone();
+            let mut config = self.shared.config.fetch.clone();
+            config.max_bytes = max_bytes;
+            self.reserved
+                .insert(node, usize::try_from(max_bytes).unwrap_or(0));
             let rack = self
                 .shared
                 .config
@@ -503,6 +545,7 @@ impl<H: Handler> Fetcher<H> {
     fn handle(&mut self, outcome: Outcome) {
         let node = outcome.node;
         self.busy.remove(&node);
+        self.reserved.remove(&node);
         let response = match outcome.result {
             Ok(r) => r,
             Err(e) if e.is_fatal() => {
@@ -683,14 +726,20 @@ impl<H: Handler> Fetcher<H> {
             position: position.offset,
             end: (end >= 0).then_some(end),
         };
-        let extracted =
-            match records::extract(bytes, &tp.topic, tp.partition, span, aborted.as_deref()) {
-                Ok(e) => e,
-                Err(source) => {
-                    self.corrupt(node, tp, position.offset, source);
-                    return;
-                }
-            };
+        let extracted = match records::extract(
+            bytes,
+            &tp.topic,
+            tp.partition,
+            span,
+            aborted.as_deref(),
+            &self.shared.memory,
+        ) {
+            Ok(e) => e,
+            Err(source) => {
+                self.corrupt(node, tp, position.offset, source);
+                return;
+            }
+        };
         self.errors.succeeded(&tp);
         let mut next = FetchPosition {
             offset: extracted.next_offset,

@@ -27,8 +27,10 @@
 //! that breaks any of these is treated as corrupt.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use bytes::Bytes;
+use mooring_coordinator::conn::FrameMemory;
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{
     BatchItem, BatchReader, ControlRecordType, RawBatch, Record, RecordsError, RecordsErrorKind,
@@ -91,6 +93,7 @@ pub(crate) fn extract(
     partition: i32,
     span: Span,
     aborted: Option<&[AbortedTransaction]>,
+    memory: &Arc<FrameMemory>,
 ) -> Result<Extracted, RecordsError> {
     let position = span.position;
     let mut out = Extracted {
@@ -156,14 +159,18 @@ pub(crate) fn extract(
             advance(&mut out);
             continue;
         }
-        let records = match batch.records() {
-            Ok(records) => records,
+        let before = out.records.len();
+        match batch.records_into(&mut out.records, |buf| memory.adopt(buf)) {
+            Ok(()) => {}
             Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
             Err(_) => break,
-        };
-        let before = out.records.len();
-        out.records
-            .extend(records.into_iter().filter(|r| r.offset >= position));
+        }
+        // The first batch may start before the position.
+        if out.records[before..].iter().any(|r| r.offset < position) {
+            let batch_records = out.records.split_off(before);
+            out.records
+                .extend(batch_records.into_iter().filter(|r| r.offset >= position));
+        }
         if out.records.len() > before {
             out.batches
                 .push((header.last_offset(), BatchInfo::from(&header)));
@@ -176,7 +183,7 @@ pub(crate) fn extract(
 #[cfg(test)]
 mod tests {
     use bytes::BytesMut;
-    use mooring_wire::records::RecordBatch;
+    use mooring_wire::records::{Compression, RecordBatch};
 
     use super::*;
 
@@ -194,6 +201,43 @@ mod tests {
             );
         }
         b.build()
+    }
+
+    /// [`super::extract`] with a budget nothing reaches.
+    fn extract(
+        bytes: Bytes,
+        topic: &str,
+        partition: i32,
+        span: Span,
+        aborted: Option<&[AbortedTransaction]>,
+    ) -> Result<Extracted, RecordsError> {
+        super::extract(
+            bytes,
+            topic,
+            partition,
+            span,
+            aborted,
+            &FrameMemory::new(usize::MAX),
+        )
+    }
+
+    #[test]
+    fn decompressed_records_count_in_the_memory_budget_while_alive() {
+        let memory = FrameMemory::new(1 << 20);
+        let mut b = RecordBatch::builder(0).compression(Compression::Lz4);
+        for i in 0..100 {
+            b = b.record(i, None, Some(Bytes::from(vec![b'x'; 1000])), vec![]);
+        }
+        let bytes = encode(&[b.build()]);
+        assert!(bytes.len() < 10_000, "compressed: {} bytes", bytes.len());
+        let e = super::extract(bytes, "t", 0, at(10), None, &memory).expect("extract");
+        assert_eq!(offsets(&e).first(), Some(&10));
+        assert!(memory.in_use() >= 100_000, "counted: {}", memory.in_use());
+        let one = e.records[5].clone();
+        drop(e);
+        assert!(memory.in_use() >= 100_000, "a record keeps its batch");
+        drop(one);
+        assert_eq!(memory.in_use(), 0);
     }
 
     fn encode(batches: &[RecordBatch]) -> Bytes {

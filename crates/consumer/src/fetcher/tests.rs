@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use mooring_coordinator::conn::FrameMemory;
 use mooring_coordinator::Client;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchResponse, FetchableTopicResponse, PartitionData};
@@ -74,7 +75,13 @@ fn harness(partitions: &[TopicPartition]) -> Harness {
     let (engine, _engine_events) =
         ProcessingEngine::new(config.processing.clone(), Recorder::default()).expect("engine");
     engine.add_partitions(partitions.iter().cloned());
-    let shared = Arc::new(Shared::new(config, subs, client, sink));
+    let shared = Arc::new(Shared::new(
+        config,
+        subs,
+        client,
+        FrameMemory::new(1 << 20),
+        sink,
+    ));
     Harness {
         fetcher: Fetcher::new(shared, engine, None),
         events,
@@ -576,5 +583,34 @@ async fn an_error_code_this_client_does_not_know_is_retried_as_unknown_server_er
     assert_eq!(
         h.fetch_errors(),
         [(Some(a0.clone()), ErrorCode::from_i16(32_000).to_string())]
+    );
+}
+
+/// A request asks for no more than half the memory budget, nor more than the room the frames
+/// alive and the requests in flight leave; none goes while the budget is full, unless nothing at
+/// all is held (a record larger than the budget is still fetched).
+#[tokio::test]
+async fn requests_ask_for_what_the_memory_budget_has_room_for() {
+    let mut h = harness(&[tp("t", 0)]);
+    let memory = Arc::clone(&h.fetcher.shared.memory);
+    assert_eq!(memory.limit(), 1 << 20);
+    assert_eq!(h.fetcher.request_max_bytes(), Some(512 * 1024));
+    let frame = memory.frame(700 * 1024).freeze();
+    assert_eq!(h.fetcher.request_max_bytes(), Some(320 * 1024));
+    h.fetcher.reserved.insert(NODE, 300 * 1024);
+    assert_eq!(h.fetcher.request_max_bytes(), None, "20 KiB left");
+    h.fetcher.reserved.clear();
+    drop(frame);
+    assert_eq!(h.fetcher.request_max_bytes(), Some(512 * 1024));
+    let huge = memory.frame(3 << 20).freeze();
+    assert_eq!(h.fetcher.request_max_bytes(), None);
+    drop(huge);
+    h.fetcher.reserved.insert(NODE, 2 << 20);
+    assert_eq!(h.fetcher.request_max_bytes(), None);
+    h.fetcher.reserved.clear();
+    assert_eq!(
+        h.fetcher.request_max_bytes(),
+        Some(512 * 1024),
+        "nothing held: a request always goes"
     );
 }

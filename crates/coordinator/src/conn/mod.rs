@@ -17,6 +17,7 @@
 
 mod backoff;
 mod connection;
+pub mod memory;
 mod pending;
 mod pool;
 pub(crate) mod sasl;
@@ -35,6 +36,7 @@ use tokio::net::TcpStream;
 pub use backoff::Backoff;
 pub(crate) use connection::ConnSettings;
 pub use connection::Connection;
+pub use memory::FrameMemory;
 pub use pool::Lane;
 pub(crate) use pool::Pool;
 pub use versions::VersionTable;
@@ -71,6 +73,7 @@ impl ConnectOptions {
                 request_timeout: config.request_timeout,
                 max_frame_size: config.max_frame_size,
                 max_in_flight: config.max_in_flight,
+                frame_memory: None,
             },
             setup_timeout: config.connection_setup_timeout,
             tls,

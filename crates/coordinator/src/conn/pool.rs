@@ -371,6 +371,7 @@ mod tests {
                 request_timeout: Duration::from_secs(5),
                 max_frame_size: 1 << 20,
                 max_in_flight: 16,
+                frame_memory: None,
             },
             setup_timeout: Duration::from_secs(5),
             tls: None,

@@ -459,6 +459,19 @@ impl RawBatch {
 
     /// Decompresses (if needed) and parses the records.
     pub fn records(&self) -> Result<Vec<Record>, RecordsError> {
+        let mut records = Vec::new();
+        self.records_into(&mut records, Bytes::from)?;
+        Ok(records)
+    }
+
+    /// Decompresses (if needed) and parses the records, appending them to `out` (left as it was
+    /// on an error). A decompressed records section is made into [`Bytes`] by `adopt`, which
+    /// the records then share (a consumer counts it in its memory budget).
+    pub fn records_into(
+        &self,
+        out: &mut Vec<Record>,
+        adopt: impl FnOnce(Vec<u8>) -> Bytes,
+    ) -> Result<(), RecordsError> {
         let h = &self.header;
         let codec = h.attributes.compression().ok_or_else(|| {
             self.error(RecordsErrorKind::UnknownCompression(
@@ -467,7 +480,7 @@ impl RawBatch {
         })?;
         let data = match codec {
             Compression::None => self.records_section(),
-            codec => Bytes::from(
+            codec => adopt(
                 decompress(
                     codec,
                     &self.raw[RECORD_BATCH_OVERHEAD..],
@@ -480,23 +493,38 @@ impl RawBatch {
         if declared < 0 {
             return Err(self.error(RecordsErrorKind::RecordCount { declared, found: 0 }));
         }
+        let before = out.len();
+        let parsed = self.parse_records(&data, declared as usize, out);
+        if parsed.is_err() {
+            out.truncate(before);
+        }
+        parsed
+    }
+
+    fn parse_records(
+        &self,
+        data: &Bytes,
+        declared: usize,
+        records: &mut Vec<Record>,
+    ) -> Result<(), RecordsError> {
+        let h = &self.header;
         // Every record takes at least 7 bytes: never trust the count for the allocation.
-        let mut records = Vec::with_capacity((declared as usize).min(data.len() / 7));
+        records.reserve(declared.min(data.len() / 7));
         let mut pos = 0;
-        for index in 0..declared as usize {
+        for index in 0..declared {
             if pos == data.len() {
                 return Err(self.error(RecordsErrorKind::RecordCount {
-                    declared,
+                    declared: declared as i32,
                     found: index,
                 }));
             }
-            pos = parse_record(&data, pos, h.base_offset, h.base_timestamp, &mut records)
+            pos = parse_record(data, pos, h.base_offset, h.base_timestamp, records)
                 .map_err(|source| self.error(RecordsErrorKind::Record { index, source }))?;
         }
         if pos != data.len() {
             return Err(self.error(RecordsErrorKind::TrailingBytes(data.len() - pos)));
         }
-        Ok(records)
+        Ok(())
     }
 
     /// Decompresses (if needed) and parses the whole batch.
