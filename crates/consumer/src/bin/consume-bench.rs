@@ -26,9 +26,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::processing::{ConsumerRecord, Handler};
 use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
-use mooring_consumer::{Consumer, ConsumerConfig};
+use mooring_consumer::{Consumer, ConsumerConfig, ShutdownHandle};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -54,6 +54,10 @@ struct Args {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
+    /// Tokio worker threads (0: a current-thread runtime); the default is Tokio's own default
+    /// (one per core), as `#[tokio::main]` gives an application.
+    #[arg(long)]
+    worker_threads: Option<usize>,
     /// Run the telemetry exporter against this sidecar ingest endpoint
     /// (e.g. `http://127.0.0.1:9464/v1/events`); off when not given.
     #[arg(long, value_name = "URL")]
@@ -68,9 +72,45 @@ struct Counts {
     last: OnceLock<Instant>,
 }
 
+/// The no-op handler: counts records and value bytes, and shuts the consumer down at the N-th.
+/// A struct, so that `handle(&self)` borrows the counters: a closure handler would clone its
+/// `Arc`s for every record's future.
+struct Counter {
+    counts: Arc<Counts>,
+    shutdown: ShutdownHandle,
+    target: u64,
+}
+
+impl Handler for Counter {
+    type Error = String;
+
+    async fn handle(&self, record: ConsumerRecord) -> Result<(), String> {
+        let counts = &self.counts;
+        let _ = counts.first.get_or_init(Instant::now);
+        let bytes = record.value().map_or(0, |v| v.len()) as u64;
+        counts.bytes.fetch_add(bytes, Ordering::Relaxed);
+        let n = counts.records.fetch_add(1, Ordering::Relaxed) + 1;
+        if n == self.target {
+            let _ = counts.last.set(Instant::now());
+            self.shutdown.shutdown();
+        }
+        Ok(())
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match args.worker_threads {
+        None => tokio::runtime::Runtime::new(),
+        Some(0) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+    };
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             eprintln!("consume-bench: tokio runtime: {e}");
@@ -115,24 +155,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let begun = Instant::now();
     consumer.subscribe([args.topic.clone()])?;
-    let handler = {
-        let counts = Arc::clone(&counts);
-        let shutdown = shutdown.clone();
-        move |record: ConsumerRecord| {
-            let counts = Arc::clone(&counts);
-            let shutdown = shutdown.clone();
-            async move {
-                let _ = counts.first.get_or_init(Instant::now);
-                let bytes = record.value().map_or(0, |v| v.len()) as u64;
-                counts.bytes.fetch_add(bytes, Ordering::Relaxed);
-                let n = counts.records.fetch_add(1, Ordering::Relaxed) + 1;
-                if n == target {
-                    let _ = counts.last.set(Instant::now());
-                    shutdown.shutdown();
-                }
-                Ok::<(), String>(())
-            }
-        }
+    let handler = Counter {
+        counts: Arc::clone(&counts),
+        shutdown: shutdown.clone(),
+        target,
     };
     let watchdog = {
         let shutdown = shutdown.clone();

@@ -15,6 +15,9 @@
 
 use std::collections::VecDeque;
 
+/// The most slots an empty window keeps allocated.
+const KEPT_CAPACITY: usize = 64;
+
 /// Offsets accepted for processing and which of them finished.
 ///
 /// ```
@@ -116,6 +119,11 @@ impl OffsetTracker {
         {
             self.window.pop_front();
         }
+        // A drained window gives its memory back: a thousand partitions' windows, each grown to
+        // a full buffer once, would otherwise keep 16 KiB apiece.
+        if self.window.is_empty() && self.window.capacity() > KEPT_CAPACITY {
+            self.window = VecDeque::new();
+        }
         true
     }
 
@@ -180,6 +188,24 @@ impl OffsetTracker {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_drained_window_gives_its_memory_back() {
+        let mut t = OffsetTracker::new();
+        for offset in 0..1000 {
+            t.track(offset).expect("increasing");
+        }
+        assert!(t.window.capacity() >= 1000);
+        for offset in 0..999 {
+            assert!(t.complete(offset));
+        }
+        assert!(t.window.capacity() >= 1000, "not drained yet: kept");
+        assert!(t.complete(999));
+        assert!(t.window.capacity() <= KEPT_CAPACITY);
+        assert_eq!(t.committable(), Some(1000));
+        t.track(1000).expect("increasing");
+        assert_eq!(t.committable(), Some(1000));
+    }
 
     #[test]
     fn empty_and_errors() {
