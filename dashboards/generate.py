@@ -262,6 +262,12 @@ def processing():
            [target(f"sum by (pod) (rate(mooring_commit_duration_seconds_count{{{MEMBER}}}[{RI}]))", "{{pod}} commits"),
             target(f"sum by (pod) (rate(mooring_commits_failed_total{{{MEMBER}}}[{RI}]))", "{{pod}} failed")],
            w=12, unit="ops"),
+        ts("Record data held",
+           [target(f"mooring_consumer_memory_bytes{{{MEMBER}}}", "{{pod}}"),
+            target(f"max(mooring_consumer_memory_limit_bytes{{{MEMBER}}})", "budget")],
+           w=24, unit="bytes",
+           description="Fetched records not yet dropped by their handlers, against mooring.memory.max.bytes. "
+                       "Held at the budget: handlers are the bottleneck and fetching waits for them."),
     ]
 
 

@@ -310,6 +310,10 @@ pub fn apply(app: &App, envelope: Envelope) {
             let paused = snap.partitions.iter().filter(|p| p.paused).count();
             m.partitions_paused.set(paused as i64);
             m.processing_in_flight.set(snap.in_flight as i64);
+            m.consumer_memory_bytes
+                .set(i64::try_from(snap.memory_bytes).unwrap_or(i64::MAX));
+            m.consumer_memory_limit_bytes
+                .set(i64::try_from(snap.memory_limit_bytes).unwrap_or(i64::MAX));
             if let Some(latency) = &snap.handler_latency {
                 m.handler_duration_seconds.set(latency);
             }

@@ -59,6 +59,13 @@ async fn real_rebalances_are_counted_with_their_causes_and_timeline() {
         Some(3.0)
     );
     assert_eq!(metric(&text, "mooring_assigned_partitions"), Some(4.0));
+    // The consumer's memory budget (its default), from its snapshots.
+    eventually("the memory budget", Duration::from_secs(15), || async {
+        let (_, text) = get(addr, "/metrics").await;
+        metric(&text, "mooring_consumer_memory_limit_bytes") == Some(8_388_608.0)
+            && metric(&text, "mooring_consumer_memory_bytes").is_some()
+    })
+    .await;
 
     let r = get_json(addr, "/debug/rebalances").await;
     let list = r["rebalances"].as_array().unwrap();

@@ -465,7 +465,7 @@ impl<H: Handler> Fetcher<H> {
         let now = Instant::now();
         self.memory_full = self.request_max_bytes().is_none();
         let broker_free = metadata.brokers.keys().any(|node| {
-            !self.busy.contains(node) && !self.backoff_until.get(node).is_some_and(|t| now < *t)
+            !self.busy.contains(node) && self.backoff_until.get(node).is_none_or(|t| now >= *t)
         });
         if self.memory_full || !broker_free {
             return;

@@ -386,6 +386,12 @@ pub struct Snapshot {
     /// a Prometheus histogram from it without one event per record).
     #[serde(default)]
     pub handler_latency: Option<HandlerLatency>,
+    /// Bytes of record data held now (`Consumer::memory_in_use`; 0 from older exporters).
+    #[serde(default)]
+    pub memory_bytes: u64,
+    /// `mooring.memory.max.bytes` (0 from older exporters).
+    #[serde(default)]
+    pub memory_limit_bytes: u64,
 }
 
 /// Upper bounds (seconds) of [`HandlerLatency::buckets`], the `le` labels of

@@ -43,6 +43,8 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         loop_ticks: 0,
         since_last_loop_tick_seconds: None,
         handler_latency: None,
+        memory_bytes: shared.memory.in_use() as u64,
+        memory_limit_bytes: shared.memory.limit() as u64,
     };
     let (ticks, since) = shared.loop_progress();
     snap.loop_ticks = ticks;
