@@ -132,6 +132,10 @@ pub(crate) struct Fetcher<H: Handler> {
     reserved: HashMap<i32, usize>,
     /// The last round left a broker unfetched for want of memory: a release wakes the loop.
     memory_full: bool,
+    /// How much larger than their wire size recent answers became once decompressed (1: not
+    /// compressed): requests ask for the budget's room divided by it, so that the decompressed
+    /// batches, which the records hold, fit the budget.
+    expansion: f64,
 }
 
 impl<H: Handler> Drop for Fetcher<H> {
@@ -170,6 +174,7 @@ impl<H: Handler> Fetcher<H> {
             record_sizes: HashMap::new(),
             reserved: HashMap::new(),
             memory_full: false,
+            expansion: 1.0,
         }
     }
 
@@ -436,7 +441,8 @@ impl<H: Handler> Fetcher<H> {
 
     /// The `fetch.max.bytes` of the next request: what the memory budget has room for, beside
     /// the frames alive and the requests in flight, at most half the budget (so one answer is
-    /// handled while the next is fetched) and at most `fetch.max.bytes`. `None` while the budget
+    /// handled while the next is fetched), divided by the recent answers' expansion when
+    /// decompressed, and at most `fetch.max.bytes`. `None` while the budget
     /// is full; with nothing held at all a request always goes (the broker still sends a first
     /// batch larger than asked for, so a record larger than the budget is consumed).
     fn request_max_bytes(&self) -> Option<i32> {
@@ -448,10 +454,8 @@ impl<H: Handler> Fetcher<H> {
             return None;
         }
         let configured = usize::try_from(self.shared.config.fetch.max_bytes).unwrap_or(0);
-        let max = room
-            .min(memory.limit() / 2)
-            .max(FETCH_SIZE_GRAIN)
-            .min(configured);
+        let max = ((room.min(memory.limit() / 2) as f64) / self.expansion) as usize;
+        let max = max.max(FETCH_SIZE_GRAIN).min(configured);
         Some(i32::try_from(max).unwrap_or(i32::MAX))
     }
 
@@ -489,8 +493,9 @@ impl<H: Handler> Fetcher<H> {
             let client = self.shared.fetch_client.clone();
             let mut config = self.shared.config.fetch.clone();
             config.max_bytes = max_bytes;
-            self.reserved
-                .insert(node, usize::try_from(max_bytes).unwrap_or(0));
+            // What the answer will hold once decompressed.
+            let reserve = f64::from(max_bytes) * self.expansion;
+            self.reserved.insert(node, reserve as usize);
             let rack = self
                 .shared
                 .config
@@ -754,6 +759,10 @@ impl<H: Handler> Fetcher<H> {
             offset: extracted.next_offset,
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
         };
+        // The compressed response is freed once extracted: the records hold the decompressed
+        // batches.
+        let expansion = (extracted.decompressed as f64 / wire_bytes as f64).clamp(1.0, 16.0);
+        self.expansion = 0.75 * self.expansion + 0.25 * expansion;
         if !extracted.records.is_empty() {
             self.record_sizes
                 .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));

@@ -50,6 +50,8 @@ pub(crate) struct Extracted {
     /// For each batch that gave records, its last offset and header facts, in offset order
     /// (what [`ProcessingEngine::submit_batches`](crate::processing::ProcessingEngine::submit_batches) takes).
     pub batches: Vec<(i64, BatchInfo)>,
+    /// Bytes the compressed batches decompressed to.
+    pub decompressed: usize,
 }
 
 /// Where a partition's answer may hold batches: from the fetch position up to `end`, the high
@@ -101,7 +103,9 @@ pub(crate) fn extract(
         next_offset: position,
         leader_epoch: None,
         batches: Vec::new(),
+        decompressed: 0,
     };
+    let pool = memory.decompression();
     let mut pending_aborts: VecDeque<(i64, i64)> = aborted
         .unwrap_or_default()
         .iter()
@@ -160,7 +164,7 @@ pub(crate) fn extract(
             continue;
         }
         let before = out.records.len();
-        match batch.records_into(&mut out.records, |buf| memory.adopt(buf)) {
+        match batch.records_into(&mut out.records, &pool) {
             Ok(()) => {}
             Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
             Err(_) => break,
@@ -177,6 +181,7 @@ pub(crate) fn extract(
         }
         advance(&mut out);
     }
+    out.decompressed = pool.decompressed();
     Ok(out)
 }
 
@@ -233,6 +238,7 @@ mod tests {
         let e = super::extract(bytes, "t", 0, at(10), None, &memory).expect("extract");
         assert_eq!(offsets(&e).first(), Some(&10));
         assert!(memory.in_use() >= 100_000, "counted: {}", memory.in_use());
+        assert!(e.decompressed > 100_000, "decompressed {}", e.decompressed);
         let one = e.records[5].clone();
         drop(e);
         assert!(memory.in_use() >= 100_000, "a record keeps its batch");

@@ -10,19 +10,21 @@
 //! filled until its last slice is dropped, when it goes back to a free list for the next frame.
 //! The fetcher asks the broker for no more than the budget has room for ([`FrameMemory::in_use`]).
 //!
-//! Frame buffers are anonymous memory maps of their own, reused while the budget has room for them
-//! and unmapped otherwise, so the process's resident memory follows the budget whatever the
-//! allocator: with glibc's, buffers of a few MiB freed on one thread and allocated on another
+//! Frame buffers are anonymous memory maps of their own; freed ones are kept for the next frames
+//! while all buffers, alive and free, stay within one and a half times the budget, and unmapped
+//! otherwise, so the process's resident memory follows the budget whatever the allocator: with glibc's, buffers of a few MiB freed on one thread and allocated on another
 //! (and its mmap threshold, which rises after each such free) left the heap 1.5 to 2.5 times
 //! larger than what it held, varying from run to run. Reuse also saves the page faults of a
 //! fresh buffer (one per 4 KiB).
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use memmap2::MmapMut;
+use mooring_wire::records::BufferPool;
 use tokio::sync::Notify;
 
 /// Frames from this size up are read into [`FrameMemory`] buffers; smaller ones (every answer but
@@ -39,22 +41,38 @@ pub struct FrameMemory {
     in_use: AtomicUsize,
     free: Mutex<FreeList>,
     released: Notify,
+    /// The largest recent decompressed batch: a new decompression buffer gets a little more than
+    /// this, so buffers are not reserved on a guess of the ratio (and kept at that size).
+    typical_batch: AtomicUsize,
 }
 
 #[derive(Default)]
 struct FreeList {
     maps: Vec<MmapMut>,
+    /// Decompression buffers.
+    vecs: Vec<Vec<u8>>,
+    /// Capacity of the maps and buffers here.
     bytes: usize,
 }
 
 /// A counted buffer's memory.
 enum Storage {
     Map(MmapMut),
-    /// A buffer made elsewhere ([`FrameMemory::adopt`]); freed, not kept, when dropped.
+    /// A decompressed batch ([`FrameMemory::adopt`]), or a frame when no map could be made.
     Heap(Vec<u8>),
 }
 
 impl Storage {
+    /// What the buffer counts as held: a map's size, or a decompressed batch's length (its
+    /// vector's spare capacity, reserved on a guess of the ratio, is mostly never touched).
+    fn held(&self) -> usize {
+        match self {
+            Storage::Map(m) => m.len(),
+            Storage::Heap(v) => v.len(),
+        }
+    }
+
+    /// What the buffer takes when kept free.
     fn capacity(&self) -> usize {
         match self {
             Storage::Map(m) => m.len(),
@@ -87,6 +105,7 @@ impl FrameMemory {
             in_use: AtomicUsize::new(0),
             free: Mutex::new(FreeList::default()),
             released: Notify::new(),
+            typical_batch: AtomicUsize::new(0),
         })
     }
 
@@ -115,7 +134,7 @@ impl FrameMemory {
     /// A counted buffer of `len` bytes to read a frame into (its content is unspecified). If no
     /// memory can be mapped, the buffer comes from the heap.
     pub fn frame(self: &Arc<Self>, len: usize) -> FrameBuf {
-        let storage = match self.take(len) {
+        let storage = match self.take_map(len) {
             Some(map) => Storage::Map(map),
             None => match MmapMut::map_anon(len.div_ceil(MAP_GRAIN).max(1) * MAP_GRAIN) {
                 Ok(map) => Storage::Map(map),
@@ -128,15 +147,48 @@ impl FrameMemory {
         self.counted(storage, len)
     }
 
-    /// Counts a buffer made elsewhere (a decompressed batch) and returns it as [`Bytes`], whose
-    /// last slice gives the count back.
+    /// Counts a filled buffer (a decompressed batch, in a buffer of [`FrameMemory::take_vec`])
+    /// and returns it as [`Bytes`], whose last slice gives the buffer back.
     pub fn adopt(self: &Arc<Self>, buf: Vec<u8>) -> Bytes {
         let len = buf.len();
+        // A decaying maximum: recent batches, never one long gone.
+        let typical = self.typical_batch.load(Ordering::Relaxed);
+        self.typical_batch
+            .store(len.max(typical - typical / 16), Ordering::Relaxed);
         Bytes::from_owner(self.counted(Storage::Heap(buf), len))
     }
 
+    /// The pool to decompress batches into ([`RawBatch::records_into`]).
+    ///
+    /// [`RawBatch::records_into`]: mooring_wire::records::RawBatch::records_into
+    pub fn decompression(self: &Arc<Self>) -> Decompression<'_> {
+        Decompression {
+            memory: self,
+            decompressed: Cell::new(0),
+        }
+    }
+
+    /// The largest free decompression buffer (empty, with the capacity it had), or a new one.
+    pub fn take_vec(&self) -> Vec<u8> {
+        let Ok(mut free) = self.free.lock() else {
+            return Vec::new();
+        };
+        let largest = (0..free.vecs.len()).max_by_key(|&i| free.vecs[i].capacity());
+        match largest.map(|i| free.vecs.swap_remove(i)) {
+            Some(mut buf) => {
+                free.bytes -= buf.capacity();
+                buf.clear();
+                buf
+            }
+            None => {
+                let typical = self.typical_batch.load(Ordering::Relaxed);
+                Vec::with_capacity(typical + typical / 8)
+            }
+        }
+    }
+
     fn counted(self: &Arc<Self>, storage: Storage, len: usize) -> FrameBuf {
-        self.in_use.fetch_add(storage.capacity(), Ordering::AcqRel);
+        self.in_use.fetch_add(storage.held(), Ordering::AcqRel);
         FrameBuf {
             storage: Some(storage),
             len,
@@ -145,7 +197,7 @@ impl FrameMemory {
     }
 
     /// The smallest free map of at least `len` bytes.
-    fn take(&self, len: usize) -> Option<MmapMut> {
+    fn take_map(&self, len: usize) -> Option<MmapMut> {
         let mut free = self.free.lock().ok()?;
         let (i, _) = free
             .maps
@@ -158,23 +210,63 @@ impl FrameMemory {
         Some(map)
     }
 
-    /// A buffer's last slice was dropped: a map is kept for reuse while the buffers alive and
-    /// free stay within the limit (the smallest free ones make room for it), unmapped otherwise.
+    /// A buffer's last slice was dropped: kept for reuse while the buffers alive and free stay
+    /// within one and a half times the limit (the smallest free maps make room for a map), freed
+    /// otherwise. Free buffers are not counted as held: the next frames reuse them (a
+    /// compressed answer's frame is freed while its decompressed batches are held).
     fn give_back(&self, storage: Storage) {
+        let held = storage.held();
+        let in_use = self.in_use.fetch_sub(held, Ordering::AcqRel) - held;
         let capacity = storage.capacity();
-        let in_use = self.in_use.fetch_sub(capacity, Ordering::AcqRel) - capacity;
-        if let (Storage::Map(map), Ok(mut free)) = (storage, self.free.lock()) {
-            free.maps.sort_unstable_by_key(|m| m.len());
-            while in_use + free.bytes + capacity > self.limit && !free.maps.is_empty() {
-                let smallest = free.maps.remove(0);
-                free.bytes -= smallest.len();
-            }
-            if in_use + free.bytes + capacity <= self.limit {
-                free.bytes += capacity;
-                free.maps.push(map);
+        let keep = (self.limit + self.limit / 4).saturating_sub(in_use);
+        if let Ok(mut free) = self.free.lock() {
+            match storage {
+                Storage::Map(map) => {
+                    free.maps.sort_unstable_by_key(|m| m.len());
+                    while free.bytes + capacity > keep && !free.maps.is_empty() {
+                        let smallest = free.maps.remove(0);
+                        free.bytes -= smallest.len();
+                    }
+                    if free.bytes + capacity <= keep {
+                        free.bytes += capacity;
+                        free.maps.push(map);
+                    }
+                }
+                Storage::Heap(buf) => {
+                    if free.bytes + capacity <= keep {
+                        free.bytes += capacity;
+                        free.vecs.push(buf);
+                    }
+                }
             }
         }
         self.released.notify_one();
+    }
+}
+
+/// The [`BufferPool`] of a [`FrameMemory`] ([`FrameMemory::decompression`]): decompressed batches
+/// go to reused buffers, counted while their records live.
+#[derive(Debug)]
+pub struct Decompression<'a> {
+    memory: &'a Arc<FrameMemory>,
+    decompressed: Cell<usize>,
+}
+
+impl Decompression<'_> {
+    /// Bytes decompressed through this pool so far.
+    pub fn decompressed(&self) -> usize {
+        self.decompressed.get()
+    }
+}
+
+impl BufferPool for Decompression<'_> {
+    fn take(&self) -> Vec<u8> {
+        self.memory.take_vec()
+    }
+
+    fn adopt(&self, buf: Vec<u8>) -> Bytes {
+        self.decompressed.set(self.decompressed.get() + buf.len());
+        self.memory.adopt(buf)
     }
 }
 
@@ -267,18 +359,29 @@ mod tests {
         drop(b);
         assert_eq!(memory.in_use(), 0);
         let free = memory.free.lock().unwrap();
-        assert!(free.bytes <= 300_000, "kept {} bytes", free.bytes);
+        assert!(free.bytes <= 450_000, "kept {} bytes", free.bytes);
+        assert_eq!(
+            free.maps.len(),
+            1,
+            "the first map, dropped beside the second, was freed"
+        );
         assert_eq!(free.bytes, free.maps.iter().map(|m| m.len()).sum::<usize>());
     }
 
     #[test]
-    fn adopted_buffers_count_too() {
+    fn adopted_buffers_count_too_and_serve_again() {
         let memory = FrameMemory::new(1 << 20);
-        let bytes = memory.adopt(vec![1u8; 5000]);
+        let mut buf = memory.take_vec();
+        buf.extend_from_slice(&[1u8; 5000]);
+        let address = buf.as_ptr();
+        let bytes = memory.adopt(buf);
         assert!(memory.in_use() >= 5000);
         assert_eq!(&bytes[..2], &[1, 1]);
         drop(bytes);
         assert_eq!(memory.in_use(), 0);
+        let again = memory.take_vec();
+        assert!(again.is_empty() && again.capacity() >= 5000);
+        assert_eq!(again.as_ptr(), address, "reused, not allocated again");
     }
 
     #[tokio::test]

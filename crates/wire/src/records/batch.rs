@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use bytes::{BufMut, Bytes};
 
-use super::compression::{compress, decompress, Compression};
+use super::compression::{compress, decompress_into, Compression};
 use super::control::{ControlRecord, ControlRecordType, EndTxnMarker};
 use super::error::{BatchLocation, RecordsError, RecordsErrorKind};
 use super::record::{parse_record, write_record, Record};
@@ -210,6 +210,31 @@ impl BatchHeader {
     /// The total size of the batch in bytes, header included.
     pub fn size_in_bytes(&self) -> usize {
         LOG_OVERHEAD + self.batch_length.max(0) as usize
+    }
+}
+
+/// Where compressed batches are decompressed to: a consumer reuses the buffers and counts them in
+/// its memory budget.
+pub trait BufferPool {
+    /// A buffer to decompress into (emptied by the decompression; its capacity is used).
+    fn take(&self) -> Vec<u8>;
+    /// The filled buffer as the [`Bytes`] the records share (also given a buffer whose
+    /// decompression failed, which then is dropped at once).
+    fn adopt(&self, buf: Vec<u8>) -> Bytes;
+}
+
+/// A fresh buffer for every batch, trimmed to its content.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unpooled;
+
+impl BufferPool for Unpooled {
+    fn take(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn adopt(&self, mut buf: Vec<u8>) -> Bytes {
+        buf.shrink_to_fit();
+        Bytes::from(buf)
     }
 }
 
@@ -460,17 +485,17 @@ impl RawBatch {
     /// Decompresses (if needed) and parses the records.
     pub fn records(&self) -> Result<Vec<Record>, RecordsError> {
         let mut records = Vec::new();
-        self.records_into(&mut records, Bytes::from)?;
+        self.records_into(&mut records, &Unpooled)?;
         Ok(records)
     }
 
     /// Decompresses (if needed) and parses the records, appending them to `out` (left as it was
-    /// on an error). A decompressed records section is made into [`Bytes`] by `adopt`, which
-    /// the records then share (a consumer counts it in its memory budget).
+    /// on an error). A compressed records section is decompressed into a buffer of `pool`,
+    /// which the records then share.
     pub fn records_into(
         &self,
         out: &mut Vec<Record>,
-        adopt: impl FnOnce(Vec<u8>) -> Bytes,
+        pool: &impl BufferPool,
     ) -> Result<(), RecordsError> {
         let h = &self.header;
         let codec = h.attributes.compression().ok_or_else(|| {
@@ -480,14 +505,18 @@ impl RawBatch {
         })?;
         let data = match codec {
             Compression::None => self.records_section(),
-            codec => adopt(
-                decompress(
+            codec => {
+                let mut buf = pool.take();
+                let done = decompress_into(
                     codec,
                     &self.raw[RECORD_BATCH_OVERHEAD..],
                     self.options.max_decompressed_bytes,
-                )
-                .map_err(|e| self.error(e.into()))?,
-            ),
+                    &mut buf,
+                );
+                let data = pool.adopt(buf);
+                done.map_err(|e| self.error(e.into()))?;
+                data
+            }
         };
         let declared = h.records_count;
         if declared < 0 {

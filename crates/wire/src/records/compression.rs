@@ -16,8 +16,11 @@
 //! output would pass the caller's limit, before allocating it, so a small hostile payload (a
 //! "zip bomb") cannot exhaust memory. Nothing here panics on bad input.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::io::{BufRead, Read, Write};
+
+use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 /// A compression codec, as numbered in the batch attributes (bits 0–2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -174,59 +177,70 @@ pub fn decompress(
     input: &[u8],
     limit: usize,
 ) -> Result<Vec<u8>, CompressionError> {
-    let too_large = CompressionError::TooLarge { codec, limit };
+    let mut out = Vec::new();
+    decompress_into(codec, input, limit, &mut out)?;
+    // The records share this buffer for as long as any is alive: give back what was not used
+    // (shrinking in place, without a copy, with the system allocator).
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// [`decompress`] into `out` (emptied first): a reused buffer saves the allocation and the page
+/// faults of a fresh one for every batch. A buffer with less capacity than the input is first
+/// grown to [`EXPECTED_RATIO`] times the input (within the limit), so that a typical batch
+/// decompresses without the buffer growing and being copied again and again; a larger one is
+/// used as it is (grown only if the batch needs it). On an error `out` holds unspecified bytes.
+pub fn decompress_into(
+    codec: Compression,
+    input: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), CompressionError> {
+    out.clear();
+    if out.capacity() < input.len() {
+        out.reserve(input.len().saturating_mul(EXPECTED_RATIO).min(limit));
+    }
     match codec {
         Compression::None => {
             if input.len() > limit {
-                return Err(too_large);
+                return Err(CompressionError::TooLarge { codec, limit });
             }
-            Ok(input.to_vec())
+            out.extend_from_slice(input);
+            Ok(())
         }
-        Compression::Gzip => read_bounded(
-            codec,
-            flate2::read::MultiGzDecoder::new(input),
-            input.len(),
-            limit,
-        ),
+        Compression::Gzip => {
+            read_bounded(codec, flate2::read::MultiGzDecoder::new(input), limit, out)
+        }
         Compression::Snappy => {
             if input.starts_with(&XERIAL_MAGIC) {
-                xerial_decompress(input, limit)
+                xerial_decompress(input, limit, out)
             } else {
-                let mut out = Vec::new();
-                raw_snappy_into(input, limit, &mut out)?;
-                Ok(out)
+                raw_snappy_into(input, limit, out)
             }
         }
-        Compression::Lz4 => read_buffered_bounded(
-            codec,
-            lz4_flex::frame::FrameDecoder::new(input),
-            input.len(),
-            limit,
-        ),
-        Compression::Zstd => zstd_bounded(input, limit),
+        Compression::Lz4 => {
+            read_buffered_bounded(codec, lz4_flex::frame::FrameDecoder::new(input), limit, out)
+        }
+        Compression::Zstd => zstd_bounded(input, limit, out),
     }
 }
 
 /// A compression ratio a little above what Kafka payloads usually get (2-4x), to size buffers.
 const EXPECTED_RATIO: usize = 4;
 
-/// Reads a decompressing reader to its end, failing once more than `limit` bytes come out.
-///
-/// The output starts with room for [`EXPECTED_RATIO`] times the compressed size (within the
-/// limit), so that a typical batch decompresses without the buffer growing and being copied
-/// again and again.
+/// Reads a decompressing reader to its end into `out`, failing once more than `limit` bytes come
+/// out.
 fn read_bounded(
     codec: Compression,
     reader: impl Read,
-    compressed_len: usize,
     limit: usize,
-) -> Result<Vec<u8>, CompressionError> {
-    let mut out = Vec::with_capacity(compressed_len.saturating_mul(EXPECTED_RATIO).min(limit));
+    out: &mut Vec<u8>,
+) -> Result<(), CompressionError> {
     // One byte past the limit tells "exactly at the limit" from "over it".
     let cap = (limit as u64).saturating_add(1);
     reader
         .take(cap)
-        .read_to_end(&mut out)
+        .read_to_end(out)
         .map_err(|e| CompressionError::Corrupt {
             codec,
             detail: e.to_string(),
@@ -234,10 +248,7 @@ fn read_bounded(
     if out.len() > limit {
         return Err(CompressionError::TooLarge { codec, limit });
     }
-    // The records share this buffer for as long as any is alive: give back what was not used
-    // (shrinking in place, without a copy, with the system allocator).
-    out.shrink_to_fit();
-    Ok(out)
+    Ok(())
 }
 
 /// [`read_bounded`] for a decoder that has its own output buffer (lz4's holds one decompressed
@@ -246,10 +257,9 @@ fn read_bounded(
 fn read_buffered_bounded(
     codec: Compression,
     mut reader: impl BufRead,
-    compressed_len: usize,
     limit: usize,
-) -> Result<Vec<u8>, CompressionError> {
-    let mut out = Vec::with_capacity(compressed_len.saturating_mul(EXPECTED_RATIO).min(limit));
+    out: &mut Vec<u8>,
+) -> Result<(), CompressionError> {
     loop {
         let chunk = reader.fill_buf().map_err(|e| CompressionError::Corrupt {
             codec,
@@ -265,22 +275,46 @@ fn read_buffered_bounded(
         let n = chunk.len();
         reader.consume(n);
     }
-    out.shrink_to_fit();
-    Ok(out)
+    Ok(())
 }
 
 /// Decompresses zstd frames straight into the output `Vec`, growing it within the limit: no
 /// intermediate buffer to copy from and no zeroing first, as `zstd::stream::read::Decoder`
 /// with `read_to_end` would need. Several concatenated frames are read one after the other.
-fn zstd_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
-    use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+fn zstd_bounded(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), CompressionError> {
+    thread_local! {
+        /// One decompression context per thread, reset for each batch: making one (a few hundred
+        /// KiB, zeroed) for every batch took more time than decompressing small batches.
+        static DECODER: RefCell<Option<Decoder<'static>>> = const { RefCell::new(None) };
+    }
+    let corrupt = |e: std::io::Error| CompressionError::Corrupt {
+        codec: Compression::Zstd,
+        detail: e.to_string(),
+    };
+    DECODER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let decoder = match cell.as_mut() {
+            Some(decoder) => {
+                decoder.reinit().map_err(corrupt)?;
+                decoder
+            }
+            None => cell.insert(Decoder::new().map_err(corrupt)?),
+        };
+        zstd_with(decoder, input, limit, out)
+    })
+}
+
+fn zstd_with(
+    decoder: &mut Decoder<'static>,
+    input: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), CompressionError> {
     let codec = Compression::Zstd;
     let corrupt = |e: std::io::Error| CompressionError::Corrupt {
         codec,
         detail: e.to_string(),
     };
-    let mut decoder = Decoder::new().map_err(corrupt)?;
-    let mut out = Vec::with_capacity(input.len().saturating_mul(EXPECTED_RATIO).min(limit));
     let mut src = InBuffer::around(input);
     let mut finished_frame = false;
     loop {
@@ -296,7 +330,7 @@ fn zstd_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError>
         let (read, written) = (src.pos(), out.len());
         let hint = {
             let pos = out.len();
-            let mut dst = OutBuffer::around_pos(&mut out, pos);
+            let mut dst = OutBuffer::around_pos(out, pos);
             decoder.run(&mut src, &mut dst).map_err(corrupt)?
         };
         if out.len() > limit {
@@ -317,8 +351,7 @@ fn zstd_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError>
             }
         }
     }
-    out.shrink_to_fit();
-    Ok(out)
+    Ok(())
 }
 
 /// Appends one raw snappy block to `out`, checking its declared length against the limit first.
@@ -343,12 +376,15 @@ fn raw_snappy_into(block: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), 
 
 /// Decodes a snappy-java stream: header, then length-prefixed raw snappy chunks. A repeated header
 /// between chunks (two streams written back to back) is skipped, as snappy-java does.
-fn xerial_decompress(mut input: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
+fn xerial_decompress(
+    mut input: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), CompressionError> {
     let corrupt = |detail: String| CompressionError::Corrupt {
         codec: Compression::Snappy,
         detail,
     };
-    let mut out = Vec::new();
     while !input.is_empty() {
         if input.starts_with(&XERIAL_MAGIC) {
             if input.len() < XERIAL_HEADER_LEN {
@@ -373,16 +409,33 @@ fn xerial_decompress(mut input: &[u8], limit: usize) -> Result<Vec<u8>, Compress
             )));
         }
         let (chunk, rest) = rest.split_at(len);
-        raw_snappy_into(chunk, limit, &mut out)?;
+        raw_snappy_into(chunk, limit, out)?;
         input = rest;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The thread's zstd context is reused: a batch cut short or over the limit leaves it
+    /// midway, and the next batch still decompresses whole.
+    #[test]
+    fn a_failed_zstd_batch_leaves_the_next_one_whole() -> Result<(), CompressionError> {
+        let input: Vec<u8> = (0..100_000u32).map(|i| (i % 97) as u8).collect();
+        let packed = compress(Compression::Zstd, &input, None)?;
+        assert!(decompress(Compression::Zstd, &packed[..packed.len() / 2], 1 << 20).is_err());
+        assert!(matches!(
+            decompress(Compression::Zstd, &packed, 1000),
+            Err(CompressionError::TooLarge { .. })
+        ));
+        for _ in 0..3 {
+            assert_eq!(decompress(Compression::Zstd, &packed, 1 << 20)?, input);
+        }
+        Ok(())
+    }
 
     #[test]
     fn every_codec_round_trips_empty_and_large_inputs() -> Result<(), CompressionError> {

@@ -39,10 +39,10 @@ pub mod error;
 pub mod record;
 
 pub use batch::{
-    decode_all, BatchAttributes, BatchHeader, BatchItem, BatchReader, DecodeOptions, RawBatch,
-    RecordBatch, RecordBatchBuilder, TimestampType, MAGIC_V2,
+    decode_all, BatchAttributes, BatchHeader, BatchItem, BatchReader, BufferPool, DecodeOptions,
+    RawBatch, RecordBatch, RecordBatchBuilder, TimestampType, Unpooled, MAGIC_V2,
 };
-pub use compression::{Compression, CompressionError};
+pub use compression::{decompress_into, Compression, CompressionError};
 pub use control::{ControlRecord, ControlRecordType, EndTxnMarker};
 pub use error::{BatchLocation, RecordsError, RecordsErrorKind};
 pub use record::{Header, HeaderKey, Headers, HeadersIntoIter, Record};
