@@ -2,9 +2,10 @@
 //! response, their nested structs, their encoders and decoders, and (under `#[cfg(test)]`)
 //! value generators and property tests.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::schema::{snake, Field, Message, Struct, Ty, Versions};
+use crate::schema::{shared_structs, snake, Field, Message, Struct, Ty, Versions};
 
 /// `writeln!` into a `String` cannot fail; this keeps the emitter free of `unwrap`.
 macro_rules! out {
@@ -14,7 +15,7 @@ macro_rules! out {
 }
 
 fn is_optional(f: &Field) -> bool {
-    f.ty == Ty::Records || (!f.nullable.is_empty() && !matches!(f.ty, Ty::Struct(_)))
+    f.ty == Ty::Records || !f.nullable.is_empty()
 }
 
 /// The Rust type of a value of `ty` that cannot be null.
@@ -138,7 +139,15 @@ fn default_expr(f: &Field) -> Result<String, String> {
                 "Vec::new()".into()
             }
         }
-        Ty::Struct(n) => format!("{n}::default()"),
+        Ty::Struct(n) => {
+            if null {
+                "None".into()
+            } else if is_optional(f) {
+                format!("Some({n}::default())")
+            } else {
+                format!("{n}::default()")
+            }
+        }
     })
 }
 
@@ -233,6 +242,9 @@ struct Gen<'a> {
     s: &'a Struct,
     /// Whether the struct gets a `min_encoded_size` (see [`min_size_structs`]).
     min_size: bool,
+    /// The response's name when this request struct is the response's too (see
+    /// [`shared_structs`](crate::schema::shared_structs)): its encoding errors then name the API, not one message.
+    shared_with: Option<&'a str>,
 }
 
 impl Gen<'_> {
@@ -266,7 +278,9 @@ impl Gen<'_> {
     }
 
     fn msg_const(&self) -> &'static str {
-        if self.msg.is_request {
+        if self.shared_with.is_some() {
+            "API"
+        } else if self.msg.is_request {
             "REQUEST"
         } else {
             "RESPONSE"
@@ -328,6 +342,11 @@ impl Gen<'_> {
                     self.elem_reader(inner)
                 )
             }
+            Ty::Struct(n) => {
+                format!(
+                    "read_nullable_struct({input}, {cond}, |i| {n}::decode_from(i, root, version))"
+                )
+            }
             other => self.read_base(other, input),
         }
     }
@@ -371,6 +390,9 @@ impl Gen<'_> {
                 "write_nullable_array(buf, {v}.as_deref(), flexible, {cond}, {at}, |buf, e| {{ {} Ok(()) }})?;",
                 self.write_base(inner, elem_place(inner))
             ),
+            Ty::Struct(_) => format!(
+                "write_nullable_struct(buf, {v}.as_ref(), {cond}, {at}, |buf, e| e.encode_into(buf, version))?;"
+            ),
             other => self.write_base(other, v),
         }
     }
@@ -390,6 +412,14 @@ impl Gen<'_> {
             if msg.latest_version_unstable {
                 out!(out, "///\n/// Kafka marks the latest version ({}) as unstable: brokers do not advertise it by default.", msg.valid.0.map_or(0, |v| v.1));
             }
+        } else if let Some(other) = self.shared_with {
+            out!(
+                out,
+                "/// Part of {} and {} (present in versions {}).",
+                msg.name,
+                other,
+                s.context.describe()
+            );
         } else {
             out!(
                 out,
@@ -582,7 +612,7 @@ impl Gen<'_> {
         );
         out!(out, "        let mut size = usize::from(flexible);");
         for f in s.fields.iter().filter(|f| f.tag.is_none()) {
-            let add = format!("size += {};", min_size(&f.ty));
+            let add = format!("size += {};", self.min_size_field(f));
             match f.versions.condition(s.context) {
                 None => out!(out, "        {add}"),
                 Some(cond) => out!(out, "        if {cond} {{ {add} }}"),
@@ -590,6 +620,17 @@ impl Gen<'_> {
         }
         out!(out, "        size");
         out!(out, "    }}\n");
+    }
+
+    /// Like [`min_size`], for a field: a nullable struct can be its one-byte null indicator.
+    fn min_size_field(&self, f: &Field) -> String {
+        match (&f.ty, is_optional(f)) {
+            (Ty::Struct(_), true) => match self.nullable_cond(f).as_str() {
+                "true" => "1".into(),
+                cond => format!("if {cond} {{ 1 }} else {{ {} }}", min_size(&f.ty)),
+            },
+            _ => min_size(&f.ty),
+        }
     }
 
     fn unknown_label(&self) -> String {
@@ -675,7 +716,7 @@ impl Gen<'_> {
 
 /// The structs of `m` whose `min_encoded_size` is called: the elements of arrays, and the structs
 /// that are untagged fields of those, transitively.
-fn min_size_structs(m: &Message) -> std::collections::BTreeSet<String> {
+fn min_size_structs(m: &Message) -> BTreeSet<String> {
     fn array_elem(ty: &Ty) -> Option<&str> {
         match ty {
             Ty::Array(inner) => match inner.as_ref() {
@@ -685,7 +726,7 @@ fn min_size_structs(m: &Message) -> std::collections::BTreeSet<String> {
             _ => None,
         }
     }
-    let mut needed: std::collections::BTreeSet<String> = m
+    let mut needed: BTreeSet<String> = m
         .structs
         .iter()
         .flat_map(|s| &s.fields)
@@ -696,7 +737,16 @@ fn min_size_structs(m: &Message) -> std::collections::BTreeSet<String> {
             .structs
             .iter()
             .filter(|s| needed.contains(&s.name))
-            .flat_map(|s| s.fields.iter().filter(|f| f.tag.is_none()))
+            .flat_map(|s| {
+                // A struct field nullable wherever it exists is at its shortest a null.
+                s.fields.iter().filter(|f| {
+                    f.tag.is_none()
+                        && (f.nullable.is_empty()
+                            || f.nullable
+                                .condition(f.versions.intersect(s.context))
+                                .is_some())
+                })
+            })
             .filter_map(|f| match &f.ty {
                 Ty::Struct(n) if !needed.contains(n) => Some(n.clone()),
                 _ => None,
@@ -712,12 +762,20 @@ fn min_size_structs(m: &Message) -> std::collections::BTreeSet<String> {
 /// A test that each `min_encoded_size` is the length of its default value
 /// encoded (empty strings, arrays and bytes, nulls and zeros are as short as values get), at
 /// every version it exists in.
-fn emit_min_size_test(out: &mut String, req: &Message, resp: &Message) {
+fn emit_min_size_test(out: &mut String, req: &Message, resp: &Message, shared: &BTreeSet<String>) {
     out!(out, "    #[test]");
     out!(out, "    fn minimum_sizes_are_those_of_the_defaults() {{");
     for m in [req, resp] {
-        let needed = min_size_structs(m);
-        for s in m.structs.iter().filter(|s| needed.contains(&s.name)) {
+        let mut needed = min_size_structs(m);
+        if m.is_request {
+            // A shared struct is tested once, with the request's, if either message needs it.
+            needed.extend(min_size_structs(resp).intersection(shared).cloned());
+        }
+        for s in m
+            .structs
+            .iter()
+            .filter(|s| needed.contains(&s.name) && (m.is_request || !shared.contains(&s.name)))
+        {
             let Some((lo, hi)) = s.context.intersect(m.valid).0 else {
                 continue;
             };
@@ -801,33 +859,32 @@ fn emit_message_impl(out: &mut String, m: &Message, other: &Message) {
     }
 }
 
-/// The whole file for one API.
-pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, String> {
-    let mut body = String::new();
-    let out = &mut body;
-    out!(out, "const NAME_REQUEST: &str = {:?};", req.name);
-    out!(out, "const NAME_RESPONSE: &str = {:?};\n", resp.name);
-    // Struct names must be unique within the file.
-    let mut names: Vec<&str> = Vec::new();
-    for m in [req, resp] {
-        for s in &m.structs {
-            if names.contains(&s.name.as_str()) {
-                return Err(format!(
-                    "{api}: struct {} defined in both request and response",
-                    s.name
-                ));
-            }
-            names.push(&s.name);
-        }
-    }
+/// The structs and `Message` impls of both messages; a shared struct is written once, with the
+/// request's.
+fn emit_structs(
+    out: &mut String,
+    req: &Message,
+    resp: &Message,
+    shared: &BTreeSet<String>,
+) -> Result<(), String> {
+    let mut needed_by_both = min_size_structs(req);
+    needed_by_both.extend(min_size_structs(resp));
     for (m, other) in [(req, resp), (resp, req)] {
         let needed = min_size_structs(m);
         for (i, s) in m.structs.iter().enumerate() {
-            let min_size = needed.contains(&s.name);
+            let is_shared = shared.contains(&s.name);
+            if is_shared && !m.is_request {
+                continue;
+            }
             Gen {
                 msg: m,
                 s,
-                min_size,
+                min_size: if is_shared {
+                    needed_by_both.contains(&s.name)
+                } else {
+                    needed.contains(&s.name)
+                },
+                shared_with: is_shared.then_some(other.name.as_str()),
             }
             .emit_struct(out)?;
             if i == 0 {
@@ -835,6 +892,25 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
             }
         }
     }
+    Ok(())
+}
+
+/// The whole file for one API.
+pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, String> {
+    let mut body = String::new();
+    let out = &mut body;
+    out!(out, "const NAME_REQUEST: &str = {:?};", req.name);
+    out!(out, "const NAME_RESPONSE: &str = {:?};", resp.name);
+    let shared = shared_structs(api, req, resp)?;
+    if !shared.is_empty() {
+        out!(
+            out,
+            "/// Names the API in errors from structs the request and response share."
+        );
+        out!(out, "const NAME_API: &str = {api:?};");
+    }
+    out!(out, "");
+    emit_structs(out, req, resp, &shared)?;
     out!(out, "#[cfg(test)]");
     out!(out, "pub(crate) mod tests {{");
     out!(out, "    use super::*;");
@@ -845,12 +921,15 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
     out!(out, "    use proptest::prelude::*;\n");
     for m in [req, resp] {
         for s in &m.structs {
-            Gen {
-                msg: m,
-                s,
-                min_size: false,
+            if m.is_request || !shared.contains(&s.name) {
+                Gen {
+                    msg: m,
+                    s,
+                    min_size: false,
+                    shared_with: None,
+                }
+                .emit_arbitrary(out)?;
             }
-            .emit_arbitrary(out)?;
         }
     }
     out!(out, "    proptest! {{");
@@ -870,7 +949,7 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
         out!(out, "        }}\n");
     }
     out!(out, "    }}\n");
-    emit_min_size_test(out, req, resp);
+    emit_min_size_test(out, req, resp, &shared);
     out!(out, "}}");
     // Import exactly the helpers the file uses.
     let code_part = body.split("#[cfg(test)]").next().unwrap_or_default();
@@ -884,6 +963,7 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
         "read_nullable_array",
         "read_nullable_bytes",
         "read_nullable_string",
+        "read_nullable_struct",
         "read_string",
         "read_tagged",
         "share",
@@ -891,6 +971,7 @@ pub fn api_file(api: &str, req: &Message, resp: &Message) -> Result<String, Stri
         "write_nullable_array",
         "write_nullable_bytes",
         "write_nullable_string",
+        "write_nullable_struct",
         "write_tagged_fields",
     ]
     .into_iter()

@@ -54,6 +54,8 @@ const APIS: &[&str] = &[
     "CreateTopics",
     "DeleteTopics",
     "SaslAuthenticate",
+    "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe",
 ];
 
 const README_START: &str = "<!-- generated-messages-table:start -->";
@@ -205,7 +207,7 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
          //! (`encode`/`decode` at an explicit version) and [`Request`] or [`Response`].\n\
          //! See <https://kafka.apache.org/protocol#protocol_messages> and KIP-482 for flexible versions.\n\n",
     );
-    s.push_str("use bytes::{Bytes, BytesMut};\n\nuse crate::primitives::{self, PResult};\nuse crate::{DecodeError, EncodeError};\n\n");
+    s.push_str("use bytes::{BufMut, Bytes, BytesMut};\n\nuse crate::primitives::{self, PResult};\nuse crate::{DecodeError, EncodeError};\n\n");
     for (api, _, _) in pairs {
         let _ = writeln!(s, "pub mod {};", module_name(api));
     }

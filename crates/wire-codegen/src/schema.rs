@@ -1,6 +1,8 @@
 //! Kafka's message schema JSON (`clients/src/main/resources/common/message/*.json`), parsed into
 //! the few notions the emitter needs: version ranges, field types, nullability and tags.
 
+use std::collections::BTreeSet;
+
 use serde::Deserialize;
 
 /// An inclusive version range; `None` means "no versions".
@@ -307,9 +309,11 @@ fn resolve_fields(
             let sub = resolve_fields(sub, message, flexible, field_context, structs)?;
             structs[index].fields = sub;
         }
-        if matches!(ty, Ty::Struct(_)) && !nullable.is_empty() {
+        // An untagged nullable struct is a one-byte null indicator before the struct (Java's
+        // generator); a tagged one would be a varint, which no schema generated here uses.
+        if matches!(ty, Ty::Struct(_)) && !nullable.is_empty() && !tagged.is_empty() {
             return Err(format!(
-                "{message}.{}: nullable struct fields are not supported",
+                "{message}.{}: tagged nullable struct fields are not supported",
                 f.name
             ));
         }
@@ -385,6 +389,76 @@ impl Message {
     }
 }
 
+/// Whether two structs of the same name are the same on the wire at every version: the same
+/// fields (docs aside) in the same versions.
+fn same_shape(a: &Struct, b: &Struct) -> bool {
+    a.context == b.context
+        && a.fields.len() == b.fields.len()
+        && a.fields.iter().zip(&b.fields).all(|(x, y)| {
+            (
+                &x.schema_name,
+                &x.ty,
+                x.versions,
+                x.nullable,
+                x.tag,
+                x.tagged,
+                &x.default,
+            ) == (
+                &y.schema_name,
+                &y.ty,
+                y.versions,
+                y.nullable,
+                y.tag,
+                y.tagged,
+                &y.default,
+            )
+        })
+}
+
+/// The struct names the request and the response both define (a common struct such as
+/// `TopicPartitions`). Each becomes one Rust type, which needs the two definitions to agree on the
+/// wire, the messages to agree on flexible versions, and every struct it holds to be shared too;
+/// any other clash of names is an error.
+pub fn shared_structs(
+    api: &str,
+    req: &Message,
+    resp: &Message,
+) -> Result<BTreeSet<String>, String> {
+    let mut shared = BTreeSet::new();
+    for s in &resp.structs {
+        if let Some(r) = req.structs.iter().find(|r| r.name == s.name) {
+            if req.flexible != resp.flexible || !same_shape(r, s) {
+                return Err(format!(
+                    "{api}: struct {} defined differently in request and response",
+                    s.name
+                ));
+            }
+            shared.insert(s.name.clone());
+        }
+    }
+    for name in &shared {
+        let Some(s) = req.structs.iter().find(|s| &s.name == name) else {
+            continue;
+        };
+        for f in &s.fields {
+            let held = match &f.ty {
+                Ty::Struct(n) => Some(n),
+                Ty::Array(inner) => match inner.as_ref() {
+                    Ty::Struct(n) => Some(n),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(n) = held.filter(|n| !shared.contains(*n)) {
+                return Err(format!(
+                    "{api}: shared struct {name} holds {n}, which is not shared"
+                ));
+            }
+        }
+    }
+    Ok(shared)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,5 +497,54 @@ mod tests {
         )
         .expect("parses");
         assert_eq!((m.api_key, m.name.as_str()), (12, "HeartbeatRequest"));
+    }
+
+    fn message(kind: &str, fields: &str, common: &str) -> Result<Message, String> {
+        let name = if kind == "request" {
+            "TRequest"
+        } else {
+            "TResponse"
+        };
+        let text = format!(
+            "{{ \"apiKey\": 99, \"type\": \"{kind}\", \"name\": \"{name}\", \"validVersions\": \"0-1\", \"flexibleVersions\": \"0+\", \"fields\": [{fields}], \"commonStructs\": [{common}] }}"
+        );
+        Message::from_raw(&parse_message(&text)?)
+    }
+
+    const PARTS: &str = "{ \"name\": \"Parts\", \"versions\": \"0+\", \"fields\": [ { \"name\": \"Id\", \"type\": \"uuid\", \"versions\": \"0+\" } ] }";
+
+    #[test]
+    fn nullable_structs_are_read_unless_tagged() {
+        let m = message(
+            "response",
+            "{ \"name\": \"P\", \"type\": \"Parts\", \"versions\": \"0+\", \"nullableVersions\": \"1+\", \"default\": \"null\" }",
+            PARTS,
+        )
+        .expect("an untagged nullable struct");
+        assert_eq!(
+            m.structs[0].fields[0].nullable,
+            Versions(Some((1, i16::MAX)))
+        );
+        let tagged = message(
+            "response",
+            "{ \"name\": \"P\", \"type\": \"Parts\", \"versions\": \"0+\", \"nullableVersions\": \"0+\", \"taggedVersions\": \"0+\", \"tag\": 0, \"default\": \"null\" }",
+            PARTS,
+        );
+        assert!(tagged.is_err_and(|e| e.contains("tagged nullable struct")));
+    }
+
+    #[test]
+    fn a_struct_both_messages_define_alike_is_shared() {
+        let field = "{ \"name\": \"P\", \"type\": \"[]Parts\", \"versions\": \"0+\" }";
+        let req = message("request", field, PARTS).expect("request");
+        let resp = message("response", field, PARTS).expect("response");
+        let shared = shared_structs("T", &req, &resp).expect("alike");
+        assert_eq!(
+            shared.into_iter().collect::<Vec<_>>(),
+            vec!["Parts".to_string()]
+        );
+        let other = PARTS.replace("uuid", "int32");
+        let resp = message("response", field, &other).expect("response");
+        assert!(shared_structs("T", &req, &resp).is_err_and(|e| e.contains("differently")));
     }
 }

@@ -172,6 +172,27 @@ fn read_nullable_array<'a, T>(
     Ok((rest, v))
 }
 
+/// A struct field that may be null, at the versions where it may (`nullable`): an int8 null
+/// indicator first, negative for null and anything else for a struct that follows (Java writes -1
+/// and 1, and reads any negative byte as null). Elsewhere the struct alone, never null.
+fn read_nullable_struct<'a, T>(
+    input: &'a [u8],
+    nullable: bool,
+    parse: impl FnOnce(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Option<T>> {
+    let input = if nullable {
+        let (rest, indicator) = primitives::int8(input)?;
+        if indicator < 0 {
+            return Ok((rest, None));
+        }
+        rest
+    } else {
+        input
+    };
+    let (rest, value) = parse(input)?;
+    Ok((rest, Some(value)))
+}
+
 /// Parses a known tagged field's value, which must fill its declared size exactly.
 fn read_tagged<'a, T>(
     value: &'a [u8],
@@ -239,6 +260,30 @@ fn write_nullable_array<T>(
         Some(items) => write_array(buf, items, flexible, each),
         None if nullable => primitives::put_array_len(buf, None, flexible),
         None => Err(at.null_not_allowed()),
+    }
+}
+
+/// Writes a struct field that may be null (see [`read_nullable_struct`]); a null where the version
+/// has no null is an error.
+fn write_nullable_struct<T>(
+    buf: &mut BytesMut,
+    value: Option<&T>,
+    nullable: bool,
+    at: At,
+    write: impl FnOnce(&mut BytesMut, &T) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    match value {
+        None if nullable => {
+            buf.put_i8(-1);
+            Ok(())
+        }
+        None => Err(at.null_not_allowed()),
+        Some(value) => {
+            if nullable {
+                buf.put_i8(1);
+            }
+            write(buf, value)
+        }
     }
 }
 

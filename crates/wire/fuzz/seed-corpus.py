@@ -15,7 +15,7 @@ apis = [("produce", 3), ("fetch", 4), ("list_offsets", 1), ("metadata", 0), ("of
         ("offset_fetch", 1), ("find_coordinator", 0), ("join_group", 0), ("heartbeat", 0),
         ("leave_group", 0), ("sync_group", 0), ("describe_groups", 0), ("list_groups", 0),
         ("sasl_handshake", 0), ("api_versions", 0), ("create_topics", 2), ("delete_topics", 1),
-        ("sasl_authenticate", 0)]
+        ("sasl_authenticate", 0), ("consumer_group_heartbeat", 0), ("consumer_group_describe", 0)]
 
 
 def body(path):

@@ -6,12 +6,14 @@
 //! (`encode`/`decode` at an explicit version) and [`Request`] or [`Response`].
 //! See <https://kafka.apache.org/protocol#protocol_messages> and KIP-482 for flexible versions.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::primitives::{self, PResult};
 use crate::{DecodeError, EncodeError};
 
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_topics;
 pub mod delete_topics;
 pub mod describe_groups;
@@ -31,6 +33,8 @@ pub mod sasl_handshake;
 pub mod sync_group;
 
 pub use api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+pub use consumer_group_describe::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
+pub use consumer_group_heartbeat::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 pub use create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 pub use delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
 pub use describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
@@ -88,11 +92,15 @@ pub enum ApiKey {
     DeleteTopics = 20,
     /// `SaslAuthenticate` (key 36), requests v0-2.
     SaslAuthenticate = 36,
+    /// `ConsumerGroupHeartbeat` (key 68), requests v0-1.
+    ConsumerGroupHeartbeat = 68,
+    /// `ConsumerGroupDescribe` (key 69), requests v0-1.
+    ConsumerGroupDescribe = 69,
 }
 
 impl ApiKey {
     /// Every API this crate implements, by key.
-    pub const ALL: [ApiKey; 18] = [
+    pub const ALL: [ApiKey; 20] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -111,6 +119,8 @@ impl ApiKey {
         ApiKey::CreateTopics,
         ApiKey::DeleteTopics,
         ApiKey::SaslAuthenticate,
+        ApiKey::ConsumerGroupHeartbeat,
+        ApiKey::ConsumerGroupDescribe,
     ];
 
     /// The API for a key, if this crate implements it.
@@ -134,6 +144,8 @@ impl ApiKey {
             19 => Some(ApiKey::CreateTopics),
             20 => Some(ApiKey::DeleteTopics),
             36 => Some(ApiKey::SaslAuthenticate),
+            68 => Some(ApiKey::ConsumerGroupHeartbeat),
+            69 => Some(ApiKey::ConsumerGroupDescribe),
             _ => None,
         }
     }
@@ -164,6 +176,8 @@ impl ApiKey {
             ApiKey::CreateTopics => "CreateTopics",
             ApiKey::DeleteTopics => "DeleteTopics",
             ApiKey::SaslAuthenticate => "SaslAuthenticate",
+            ApiKey::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
+            ApiKey::ConsumerGroupDescribe => "ConsumerGroupDescribe",
         }
     }
 
@@ -188,6 +202,8 @@ impl ApiKey {
             ApiKey::CreateTopics => 2,
             ApiKey::DeleteTopics => 1,
             ApiKey::SaslAuthenticate => 0,
+            ApiKey::ConsumerGroupHeartbeat => 0,
+            ApiKey::ConsumerGroupDescribe => 0,
         }
     }
 
@@ -212,6 +228,8 @@ impl ApiKey {
             ApiKey::CreateTopics => 7,
             ApiKey::DeleteTopics => 6,
             ApiKey::SaslAuthenticate => 2,
+            ApiKey::ConsumerGroupHeartbeat => 1,
+            ApiKey::ConsumerGroupDescribe => 1,
         }
     }
 
@@ -236,6 +254,8 @@ impl ApiKey {
             ApiKey::CreateTopics => Some(5),
             ApiKey::DeleteTopics => Some(4),
             ApiKey::SaslAuthenticate => Some(2),
+            ApiKey::ConsumerGroupHeartbeat => Some(0),
+            ApiKey::ConsumerGroupDescribe => Some(0),
         }
     }
 
@@ -434,6 +454,27 @@ fn read_nullable_array<'a, T>(
     Ok((rest, v))
 }
 
+/// A struct field that may be null, at the versions where it may (`nullable`): an int8 null
+/// indicator first, negative for null and anything else for a struct that follows (Java writes -1
+/// and 1, and reads any negative byte as null). Elsewhere the struct alone, never null.
+fn read_nullable_struct<'a, T>(
+    input: &'a [u8],
+    nullable: bool,
+    parse: impl FnOnce(&'a [u8]) -> PResult<'a, T>,
+) -> PResult<'a, Option<T>> {
+    let input = if nullable {
+        let (rest, indicator) = primitives::int8(input)?;
+        if indicator < 0 {
+            return Ok((rest, None));
+        }
+        rest
+    } else {
+        input
+    };
+    let (rest, value) = parse(input)?;
+    Ok((rest, Some(value)))
+}
+
 /// Parses a known tagged field's value, which must fill its declared size exactly.
 fn read_tagged<'a, T>(
     value: &'a [u8],
@@ -501,6 +542,30 @@ fn write_nullable_array<T>(
         Some(items) => write_array(buf, items, flexible, each),
         None if nullable => primitives::put_array_len(buf, None, flexible),
         None => Err(at.null_not_allowed()),
+    }
+}
+
+/// Writes a struct field that may be null (see [`read_nullable_struct`]); a null where the version
+/// has no null is an error.
+fn write_nullable_struct<T>(
+    buf: &mut BytesMut,
+    value: Option<&T>,
+    nullable: bool,
+    at: At,
+    write: impl FnOnce(&mut BytesMut, &T) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    match value {
+        None if nullable => {
+            buf.put_i8(-1);
+            Ok(())
+        }
+        None => Err(at.null_not_allowed()),
+        Some(value) => {
+            if nullable {
+                buf.put_i8(1);
+            }
+            write(buf, value)
+        }
     }
 }
 
