@@ -149,10 +149,14 @@ fn every_golden_file_round_trips() {
             CreateTopicsResponse,
             DeleteTopicsRequest,
             DeleteTopicsResponse,
+            ConsumerGroupHeartbeatRequest,
+            ConsumerGroupHeartbeatResponse,
+            ConsumerGroupDescribeRequest,
+            ConsumerGroupDescribeResponse,
         );
         seen += 1;
     }
-    assert!(seen >= 70, "only {seen} golden files");
+    assert!(seen >= 84, "only {seen} golden files");
 }
 
 #[test]
@@ -634,4 +638,158 @@ fn records_are_shared_not_copied() {
         at >= start && at + records.len() <= start + g.bytes.len(),
         "records slice the input"
     );
+}
+
+#[test]
+fn consumer_group_heartbeat() {
+    use consumer_group_heartbeat::TopicPartitions;
+    for file in [
+        "consumer_group_heartbeat_request_v0",
+        "consumer_group_heartbeat_request_v1",
+    ] {
+        let (r, v) = load::<ConsumerGroupHeartbeatRequest>(file);
+        assert_eq!(
+            (r.group_id.as_str(), r.member_id.as_str()),
+            ("group-1", "member-a")
+        );
+        assert_eq!(r.member_epoch, 0, "a join");
+        assert_eq!(r.instance_id.as_deref(), Some("instance-1"));
+        assert_eq!(r.rack_id.as_deref(), Some("rack-a"));
+        assert_eq!(r.rebalance_timeout_ms, 300000);
+        assert_eq!(
+            r.subscribed_topic_names.as_deref(),
+            Some(&["orders".to_string(), "payments".to_string()][..])
+        );
+        let regex = (v >= 1).then(|| "orders-.*".to_string());
+        assert_eq!(r.subscribed_topic_regex, regex, "v{v}");
+        assert_eq!(r.server_assignor.as_deref(), Some("uniform"));
+        assert_eq!(r.topic_partitions, Some(Vec::new()), "empty, not null");
+    }
+    // Steady state: every "unchanged" field null, the owned partitions by topic id.
+    let (r, _) = load::<ConsumerGroupHeartbeatRequest>("consumer_group_heartbeat_request_ack_v1");
+    assert_eq!(r.member_epoch, 7);
+    assert_eq!((r.instance_id.clone(), r.rack_id.clone()), (None, None));
+    assert_eq!(r.rebalance_timeout_ms, -1, "schema default: unchanged");
+    assert_eq!(
+        (r.subscribed_topic_names.clone(), r.server_assignor.clone()),
+        (None, None)
+    );
+    let owned = r.topic_partitions.expect("owned partitions");
+    assert_eq!(
+        owned,
+        [
+            TopicPartitions {
+                topic_id: TOPIC_A,
+                partitions: vec![0, 2],
+                ..Default::default()
+            },
+            TopicPartitions {
+                topic_id: TOPIC_B,
+                partitions: vec![],
+                ..Default::default()
+            },
+        ]
+    );
+    let (r, _) = load::<ConsumerGroupHeartbeatRequest>("consumer_group_heartbeat_request_leave_v1");
+    assert_eq!((r.member_epoch, r.topic_partitions), (-1, None));
+
+    for file in [
+        "consumer_group_heartbeat_response_v0",
+        "consumer_group_heartbeat_response_v1",
+    ] {
+        let (r, v) = load::<ConsumerGroupHeartbeatResponse>(file);
+        assert_eq!((r.error_code, r.error_message.clone()), (0, None));
+        assert_eq!(r.member_id.as_deref(), Some("member-a"));
+        assert_eq!((r.member_epoch, r.heartbeat_interval_ms), (7, 5000));
+        let assignment = r.assignment.expect("an assignment");
+        let by_topic: Vec<_> = assignment
+            .topic_partitions
+            .iter()
+            .map(|t| (t.topic_id, t.partitions.clone()))
+            .collect();
+        assert_eq!(by_topic, [(TOPIC_A, vec![0, 2]), (TOPIC_B, vec![1])]);
+        let unknown = if v >= 1 {
+            vec![(5, Bytes::from_static(&[0xca, 0xfe]))]
+        } else {
+            vec![]
+        };
+        assert_eq!(r.unknown_tagged_fields, unknown, "v{v}");
+    }
+    let (r, _) =
+        load::<ConsumerGroupHeartbeatResponse>("consumer_group_heartbeat_response_fenced_v1");
+    assert_eq!((r.throttle_time_ms, r.error_code), (3, 110));
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some("The member epoch is fenced.")
+    );
+    assert_eq!(
+        (r.member_id, r.member_epoch, r.assignment),
+        (None, -1, None)
+    );
+}
+
+#[test]
+fn consumer_group_describe() {
+    for file in [
+        "consumer_group_describe_request_v0",
+        "consumer_group_describe_request_v1",
+    ] {
+        let (r, _) = load::<ConsumerGroupDescribeRequest>(file);
+        assert_eq!(r.group_ids, ["group-1", "group-2"]);
+        assert!(r.include_authorized_operations);
+    }
+    for file in [
+        "consumer_group_describe_response_v0",
+        "consumer_group_describe_response_v1",
+    ] {
+        let (r, v) = load::<ConsumerGroupDescribeResponse>(file);
+        assert_eq!(r.groups.len(), 2);
+        let g = &r.groups[0];
+        assert_eq!(
+            (g.error_code, g.group_id.as_str(), g.group_state.as_str()),
+            (0, "group-1", "Reconciling")
+        );
+        assert_eq!(
+            (g.group_epoch, g.assignment_epoch, g.assignor_name.as_str()),
+            (8, 8, "uniform")
+        );
+        assert_eq!(g.authorized_operations, 0x0fe8);
+        let m = &g.members[0];
+        assert_eq!(
+            (
+                m.member_id.as_str(),
+                m.instance_id.as_deref(),
+                m.rack_id.clone()
+            ),
+            ("member-a", Some("instance-1"), None)
+        );
+        assert_eq!(
+            (m.member_epoch, m.client_id.as_str(), m.client_host.as_str()),
+            (7, "client-1", "/127.0.0.1")
+        );
+        assert_eq!(
+            (
+                m.subscribed_topic_names.as_slice(),
+                m.subscribed_topic_regex.clone()
+            ),
+            (&["orders".to_string()][..], None)
+        );
+        let t = &m.assignment.topic_partitions[0];
+        assert_eq!(
+            (t.topic_id, t.topic_name.as_str(), t.partitions.as_slice()),
+            (TOPIC_A, "orders", &[0, 2][..])
+        );
+        assert_eq!(
+            m.target_assignment.topic_partitions[0].partitions,
+            [0, 1, 2]
+        );
+        // MemberType exists from v1 (KIP-1099); v0 reads as the default, -1 (unknown).
+        assert_eq!(m.member_type, if v >= 1 { 1 } else { -1 }, "v{v}");
+        let missing = &r.groups[1];
+        assert_eq!(
+            (missing.error_code, missing.error_message.as_deref()),
+            (69, Some("Group group-2 not found."))
+        );
+        assert_eq!(missing.authorized_operations, i32::MIN, "schema default");
+    }
 }

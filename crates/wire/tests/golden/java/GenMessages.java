@@ -363,6 +363,68 @@ public class GenMessages {
             emit("fetch_response", r, v);
         }
 
+        // ConsumerGroupHeartbeat (KIP-848): a join (epoch 0, every field said), a steady-state
+        // heartbeat acknowledging an assignment (nulls: nothing changed), a leave (epoch -1).
+        for (int v : new int[] {0, 1}) {
+            ConsumerGroupHeartbeatRequestData r = new ConsumerGroupHeartbeatRequestData().setGroupId("group-1")
+                .setMemberId("member-a").setMemberEpoch(0).setInstanceId("instance-1").setRackId("rack-a")
+                .setRebalanceTimeoutMs(300000).setSubscribedTopicNames(Arrays.asList("orders", "payments"))
+                .setServerAssignor("uniform").setTopicPartitions(new ArrayList<>());
+            if (v >= 1) r.setSubscribedTopicRegex("orders-.*");
+            emit("consumer_group_heartbeat_request", r, v);
+        }
+        {
+            ConsumerGroupHeartbeatRequestData r = new ConsumerGroupHeartbeatRequestData().setGroupId("group-1")
+                .setMemberId("member-a").setMemberEpoch(7);
+            r.setTopicPartitions(new ArrayList<>(Arrays.asList(
+                new ConsumerGroupHeartbeatRequestData.TopicPartitions().setTopicId(TOPIC_A).setPartitions(Arrays.asList(0, 2)),
+                new ConsumerGroupHeartbeatRequestData.TopicPartitions().setTopicId(TOPIC_B).setPartitions(new ArrayList<>()))));
+            emit("consumer_group_heartbeat_request_ack", r, 1);
+            emit("consumer_group_heartbeat_request_leave", new ConsumerGroupHeartbeatRequestData().setGroupId("group-1")
+                .setMemberId("member-a").setMemberEpoch(-1).setInstanceId(null), 1);
+        }
+        for (int v : new int[] {0, 1}) {
+            ConsumerGroupHeartbeatResponseData.Assignment a = new ConsumerGroupHeartbeatResponseData.Assignment();
+            a.topicPartitions().add(new ConsumerGroupHeartbeatResponseData.TopicPartitions().setTopicId(TOPIC_A).setPartitions(Arrays.asList(0, 2)));
+            a.topicPartitions().add(new ConsumerGroupHeartbeatResponseData.TopicPartitions().setTopicId(TOPIC_B).setPartitions(Arrays.asList(1)));
+            ConsumerGroupHeartbeatResponseData r = new ConsumerGroupHeartbeatResponseData().setThrottleTimeMs(0)
+                .setErrorCode((short) 0).setMemberId("member-a").setMemberEpoch(7).setHeartbeatIntervalMs(5000)
+                .setAssignment(a);
+            if (v >= 1) r.unknownTaggedFields().add(new RawTaggedField(5, bytes(0xca, 0xfe)));
+            emit("consumer_group_heartbeat_response", r, v);
+        }
+        emit("consumer_group_heartbeat_response_fenced", new ConsumerGroupHeartbeatResponseData().setThrottleTimeMs(3)
+            .setErrorCode((short) 110).setErrorMessage("The member epoch is fenced.").setMemberId(null)
+            .setMemberEpoch(-1).setHeartbeatIntervalMs(0).setAssignment(null), 1);
+
+        // ConsumerGroupDescribe
+        for (int v : new int[] {0, 1}) {
+            emit("consumer_group_describe_request", new ConsumerGroupDescribeRequestData()
+                .setGroupIds(Arrays.asList("group-1", "group-2")).setIncludeAuthorizedOperations(true), v);
+        }
+        for (int v : new int[] {0, 1}) {
+            ConsumerGroupDescribeResponseData.Assignment current = new ConsumerGroupDescribeResponseData.Assignment();
+            current.topicPartitions().add(new ConsumerGroupDescribeResponseData.TopicPartitions().setTopicId(TOPIC_A)
+                .setTopicName("orders").setPartitions(Arrays.asList(0, 2)));
+            ConsumerGroupDescribeResponseData.Assignment target = new ConsumerGroupDescribeResponseData.Assignment();
+            target.topicPartitions().add(new ConsumerGroupDescribeResponseData.TopicPartitions().setTopicId(TOPIC_A)
+                .setTopicName("orders").setPartitions(Arrays.asList(0, 1, 2)));
+            ConsumerGroupDescribeResponseData.Member m = new ConsumerGroupDescribeResponseData.Member().setMemberId("member-a")
+                .setInstanceId("instance-1").setRackId(null).setMemberEpoch(7).setClientId("client-1").setClientHost("/127.0.0.1")
+                .setSubscribedTopicNames(Arrays.asList("orders")).setSubscribedTopicRegex(null)
+                .setAssignment(current).setTargetAssignment(target);
+            if (v >= 1) m.setMemberType((byte) 1);
+            ConsumerGroupDescribeResponseData.DescribedGroup g = new ConsumerGroupDescribeResponseData.DescribedGroup()
+                .setErrorCode((short) 0).setGroupId("group-1").setGroupState("Reconciling").setGroupEpoch(8)
+                .setAssignmentEpoch(8).setAssignorName("uniform").setAuthorizedOperations(0x0fe8);
+            g.members().add(m);
+            ConsumerGroupDescribeResponseData r = new ConsumerGroupDescribeResponseData().setThrottleTimeMs(0);
+            r.groups().add(g);
+            r.groups().add(new ConsumerGroupDescribeResponseData.DescribedGroup().setErrorCode((short) 69)
+                .setErrorMessage("Group group-2 not found.").setGroupId("group-2").setGroupState("Dead"));
+            emit("consumer_group_describe_response", r, v);
+        }
+
         System.out.println("wrote " + count + " golden files to " + out);
     }
 }
