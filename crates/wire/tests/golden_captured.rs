@@ -7,10 +7,16 @@
 //! correlation id, group and topic. For every file this test parses the header with
 //! [`mooring_wire::frame`], decodes the body at the captured version, checks values the capture
 //! script knows (group id, topic names, the records the producer wrote as listed in
-//! `produced.tsv`, the consumer-protocol Subscription/Assignment inside JoinGroup/SyncGroup), and
-//! re-encodes header and body to the very same bytes.
+//! `produced.tsv`, the consumer-protocol Subscription/Assignment inside JoinGroup/SyncGroup, the
+//! KIP-848 heartbeats and describe of the `consumer-protocol` scenario), and re-encodes header and
+//! body to the very same bytes.
 //!
 //! The files are committed; this test needs no broker and no network.
+
+#[path = "golden_captured/consumer_group.rs"]
+mod consumer_group;
+#[path = "golden_captured/fetched.rs"]
+mod fetched;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,14 +28,17 @@ use mooring_wire::frame::{
 };
 use mooring_wire::messages::*;
 use mooring_wire::primitives::Uuid;
-use mooring_wire::records::{BatchItem, BatchReader, Compression};
+use mooring_wire::records::Compression;
 
-/// Where the broker listened during the capture.
+use fetched::{check_fetched_records, end_offset, produced, ProducedLog};
+
+/// Where the broker listened during the captures whose files have no `# broker:` line.
 const BROKER_HOST: &str = "127.0.0.1";
 const BROKER_PORT: i32 = 59192;
 /// Each golden topic has this many partitions (scripts/capture-golden: PARTITIONS).
 const PARTITIONS: i32 = 2;
 /// Kafka error codes the captures hold.
+const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 const NOT_COORDINATOR: i16 = 16;
 const MEMBER_ID_REQUIRED: i16 = 79;
@@ -90,6 +99,20 @@ impl Captured {
 
     fn topic(&self) -> &str {
         self.meta("topic")
+    }
+
+    /// The broker's address during the capture: the `# broker:` line, or the first captures'.
+    fn broker(&self) -> (String, i32) {
+        let Some(addr) = self.meta.get("broker") else {
+            return (BROKER_HOST.to_string(), BROKER_PORT);
+        };
+        let (host, port) = addr
+            .rsplit_once(':')
+            .unwrap_or_else(|| panic!("{}: broker {addr:?}", self.name));
+        let port = port
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: broker port {port:?}: {e}", self.name));
+        (host.to_string(), port)
     }
 
     fn is_java(&self) -> bool {
@@ -174,55 +197,6 @@ fn captured(client_prefix: &str) -> Vec<Captured> {
         root().display()
     );
     mine
-}
-
-/// One record the producer wrote (a line of `produced.tsv`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Produced {
-    key: String,
-    value: String,
-    codec: String,
-}
-
-/// (topic, partition) → offset → record, from `produced.tsv`.
-type ProducedLog = BTreeMap<(String, i32), BTreeMap<i64, Produced>>;
-
-fn produced() -> ProducedLog {
-    let path = root().join("produced.tsv");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut log = ProducedLog::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split('\t').collect();
-        assert_eq!(f.len(), 6, "produced.tsv line {}: {line:?}", n + 1);
-        let partition = f[1]
-            .parse()
-            .unwrap_or_else(|e| panic!("produced.tsv line {}: {e}", n + 1));
-        let offset = f[2]
-            .parse()
-            .unwrap_or_else(|e| panic!("produced.tsv line {}: {e}", n + 1));
-        log.entry((f[0].to_string(), partition))
-            .or_default()
-            .insert(
-                offset,
-                Produced {
-                    key: f[3].to_string(),
-                    value: f[4].to_string(),
-                    codec: f[5].to_string(),
-                },
-            );
-    }
-    log
-}
-
-/// The offset after the last record produced to a partition: what a consumer that read
-/// everything commits.
-fn end_offset(log: &ProducedLog, topic: &str, partition: i32) -> i64 {
-    log.get(&(topic.to_string(), partition))
-        .and_then(|offsets| offsets.keys().next_back())
-        .map_or(0, |last| last + 1)
 }
 
 /// Parses the header, checks it against the comment header, decodes the body as `M`, re-encodes
@@ -359,14 +333,35 @@ fn check_assignment(c: &Captured, bytes: &Bytes) {
     );
 }
 
-/// The error a response file's name promises: `-error<code>` or none.
+/// The error a response file's name promises: `error<code>` (alone, or after a heartbeat's
+/// kind: `join-error14`) or none.
 fn expected_error(c: &Captured) -> i16 {
-    match c.variant() {
-        None => 0,
-        Some("error15") => COORDINATOR_NOT_AVAILABLE,
-        Some("error16") => NOT_COORDINATOR,
-        Some("error79") => MEMBER_ID_REQUIRED,
-        Some(other) => panic!("{}: unknown variant {other}", c.name),
+    let words: Vec<&str> = c.variant().map_or(Vec::new(), |v| v.split('-').collect());
+    let mut error = 0;
+    for word in words {
+        match word {
+            "error14" => error = COORDINATOR_LOAD_IN_PROGRESS,
+            "error15" => error = COORDINATOR_NOT_AVAILABLE,
+            "error16" => error = NOT_COORDINATOR,
+            "error79" => error = MEMBER_ID_REQUIRED,
+            "join" | "ack" | "leave" => {}
+            other => panic!("{}: unknown variant {other}", c.name),
+        }
+    }
+    error
+}
+
+/// A topic of OffsetCommit/OffsetFetch: by name, or by id from v10.
+fn check_topic(c: &Captured, name: &str, id: Uuid) {
+    if c.version() >= 10 {
+        assert_eq!(
+            (name, id),
+            ("", consumer_group::topic_id(c)),
+            "{}: topic",
+            c.name
+        );
+    } else {
+        assert_eq!((name, id), (c.topic(), Uuid::NIL), "{}: topic", c.name);
     }
 }
 
@@ -430,10 +425,9 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         }
         (ApiKey::Metadata, false) => {
             let m: MetadataResponse = round_trip(c);
+            let (host, port) = c.broker();
             assert!(
-                m.brokers
-                    .iter()
-                    .any(|b| b.host == BROKER_HOST && b.port == BROKER_PORT),
+                m.brokers.iter().any(|b| b.host == host && b.port == port),
                 "{name}: brokers {:?}",
                 m.brokers
             );
@@ -470,7 +464,7 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
             };
             assert_eq!(error, expected_error(c), "{name}");
             if error == 0 {
-                assert_eq!((host.as_str(), port), (BROKER_HOST, BROKER_PORT), "{name}");
+                assert_eq!((host.clone(), port), c.broker(), "{name}");
             }
         }
         (ApiKey::JoinGroup, true) => {
@@ -537,8 +531,11 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
             let m: OffsetCommitRequest = round_trip(c);
             assert_eq!(m.group_id, c.group(), "{name}");
             check_static_instance(c, m.group_instance_id.as_deref());
+            if c.scenario == "consumer-protocol" {
+                consumer_group::check_commit_member(c, &m);
+            }
             assert_eq!(m.topics.len(), 1, "{name}");
-            assert_eq!(m.topics[0].name, c.topic(), "{name}");
+            check_topic(c, &m.topics[0].name, m.topics[0].topic_id);
             for p in &m.topics[0].partitions {
                 assert_eq!(
                     p.committed_offset,
@@ -551,7 +548,7 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         (ApiKey::OffsetCommit, false) => {
             let m: OffsetCommitResponse = round_trip(c);
             for t in &m.topics {
-                assert_eq!(t.name, c.topic(), "{name}");
+                check_topic(c, &t.name, t.topic_id);
                 assert!(t.partitions.iter().all(|p| p.error_code == 0), "{name}");
             }
         }
@@ -560,9 +557,12 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
             let (group, topics) = if version >= 8 {
                 assert_eq!(m.groups.len(), 1, "{name}");
                 let g = &m.groups[0];
+                for t in g.topics.iter().flatten() {
+                    check_topic(c, &t.name, t.topic_id);
+                }
                 let topics = g.topics.as_ref().map(|ts| {
                     ts.iter()
-                        .map(|t| (t.name.clone(), t.partition_indexes.clone()))
+                        .map(|t| (c.topic().to_string(), t.partition_indexes.clone()))
                         .collect::<Vec<_>>()
                 });
                 (g.group_id.as_str(), topics)
@@ -648,6 +648,10 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
                 assert_eq!(t.topic, c.topic(), "{name}");
             }
         }
+        (ApiKey::ConsumerGroupHeartbeat, true) => consumer_group::heartbeat_request(c),
+        (ApiKey::ConsumerGroupHeartbeat, false) => consumer_group::heartbeat_response(c),
+        (ApiKey::ConsumerGroupDescribe, true) => consumer_group::describe_request(c),
+        (ApiKey::ConsumerGroupDescribe, false) => consumer_group::describe_response(c),
         (ApiKey::Fetch, false) => {
             let m: FetchResponse = round_trip(c);
             return check_fetched_records(c, &m, log);
@@ -655,85 +659,6 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         (api, _) => panic!("{name}: no checks written for {}", api.name()),
     }
     0
-}
-
-/// Decodes every batch of a Fetch response with the records module and compares each record
-/// with what the producer wrote at that offset. Returns how many records it held.
-fn check_fetched_records(c: &Captured, m: &FetchResponse, log: &ProducedLog) -> usize {
-    let name = &c.name;
-    let codec = c.meta("codec");
-    let compression = Compression::ALL
-        .into_iter()
-        .find(|k| k.name() == codec)
-        .unwrap_or_else(|| panic!("{name}: unknown codec {codec}"));
-    assert_eq!(m.error_code, 0, "{name}");
-    assert_eq!(m.responses.len(), 1, "{name}: topics");
-    let topic = &m.responses[0];
-    if c.version() < 13 {
-        assert_eq!(topic.topic, c.topic(), "{name}");
-    }
-    let mut total = 0;
-    for p in &topic.partitions {
-        assert_eq!(p.error_code, 0, "{name}: partition {}", p.partition_index);
-        let produced = log
-            .get(&(c.topic().to_string(), p.partition_index))
-            .unwrap_or_else(|| {
-                panic!(
-                    "{name}: nothing produced to partition {}",
-                    p.partition_index
-                )
-            });
-        assert_eq!(
-            p.high_watermark,
-            end_offset(log, c.topic(), p.partition_index),
-            "{name}: high watermark of partition {}",
-            p.partition_index
-        );
-        let Some(records) = p.records.clone() else {
-            continue;
-        };
-        let reader = BatchReader::new(records).with_context(c.topic(), p.partition_index);
-        for item in reader {
-            let item =
-                item.unwrap_or_else(|e| panic!("{name}: partition {}: {e}", p.partition_index));
-            let raw = match item {
-                BatchItem::Batch(raw) => raw,
-                BatchItem::Incomplete { remaining } => {
-                    panic!("{name}: a partial batch of {remaining} bytes (max bytes too small?)")
-                }
-            };
-            assert_eq!(
-                raw.header().attributes.compression(),
-                Some(compression),
-                "{name}: batch at {} compression",
-                raw.header().base_offset
-            );
-            let batch = raw
-                .decode()
-                .unwrap_or_else(|e| panic!("{name}: decoding the {codec} batch: {e}"));
-            for r in &batch.records {
-                let want = produced
-                    .get(&r.offset)
-                    .unwrap_or_else(|| panic!("{name}: offset {} was never produced", r.offset));
-                assert_eq!(want.codec, codec, "{name}");
-                let text = |b: &Option<Bytes>| {
-                    b.as_ref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default()
-                };
-                assert_eq!(
-                    (text(&r.key), text(&r.value)),
-                    (want.key.clone(), want.value.clone()),
-                    "{name}: partition {} offset {}",
-                    p.partition_index,
-                    r.offset
-                );
-                total += 1;
-            }
-        }
-    }
-    assert!(total > 0, "{name}: the Fetch response holds no records");
-    total
 }
 
 /// Runs every check for one client; also asserts the capture covers what a consumer uses.
