@@ -4,7 +4,7 @@
 //! and leaves (epoch -1). Bytes only, no group member logic: what is checked is that the broker
 //! reads what the codec writes and the codec reads what the broker answers.
 //!
-//! Kafka 4.x runs the protocol. 3.7-3.9 advertise ConsumerGroupHeartbeat v0 (3.8 and 3.9
+//! Kafka 4.x runs the protocol. 3.7.2 and 3.9.1 advertise ConsumerGroupHeartbeat v0 (3.9.1
 //! ConsumerGroupDescribe v0 too) as a preview that is off unless the broker enables it, and answer
 //! a heartbeat with UNSUPPORTED_VERSION: on those that refusal ends the test (said on stderr), and
 //! any other error fails it.
