@@ -20,7 +20,7 @@ use tracing::Instrument;
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::otel::spans;
-use crate::processing::{Handler, ProcessingEngine};
+use crate::processing::{Dispatch, ProcessingEngine};
 use crate::shared::Shared;
 use crate::subscription::CommittedOffset;
 use crate::TopicPartition;
@@ -34,7 +34,7 @@ pub(crate) trait EngineOps: Send + Sync + 'static {
     fn metrics(&self) -> crate::processing::ProcessingMetrics;
 }
 
-impl<H: Handler> EngineOps for ProcessingEngine<H> {
+impl<H: Dispatch> EngineOps for ProcessingEngine<H> {
     fn committable(&self) -> BTreeMap<TopicPartition, i64> {
         self.committable_offsets()
     }

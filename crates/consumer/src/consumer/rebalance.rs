@@ -34,12 +34,12 @@ use super::commit::{commit_offsets, report_not_committed, CommitLock};
 use super::listener::ErasedListener;
 use crate::error::ConsumerError;
 use crate::fetcher::positions;
-use crate::processing::{Handler, ProcessingEngine};
+use crate::processing::{Dispatch, ProcessingEngine};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionError;
 use crate::TopicPartition;
 
-pub(crate) struct MemberListener<H: Handler> {
+pub(crate) struct MemberListener<H: Dispatch> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) engine: ProcessingEngine<H>,
     /// Set right after the member is spawned, before it is asked to join. Weak: the member owns
@@ -49,7 +49,7 @@ pub(crate) struct MemberListener<H: Handler> {
     pub(crate) user: Option<Arc<dyn ErasedListener>>,
 }
 
-impl<H: Handler> MemberListener<H> {
+impl<H: Dispatch> MemberListener<H> {
     fn revoke_timeout(&self) -> Duration {
         self.shared.config.revoke_timeout
     }
@@ -105,13 +105,13 @@ impl<H: Handler> MemberListener<H> {
 /// Takes revoked partitions out of the runtime when dropped, however the revoke ends: out of the
 /// engine (they may still be stopping there if the revoke was cut short) and out of the
 /// subscription state, so the fetcher neither fetches them nor keeps an answer in flight for them.
-struct Removal<'a, H: Handler> {
+struct Removal<'a, H: Dispatch> {
     shared: &'a Shared,
     engine: &'a ProcessingEngine<H>,
     partitions: Vec<TopicPartition>,
 }
 
-impl<H: Handler> Drop for Removal<'_, H> {
+impl<H: Dispatch> Drop for Removal<'_, H> {
     fn drop(&mut self) {
         self.engine.drop_partitions(self.partitions.iter().cloned());
         // Bumped before the change, as for an assignment (see `assigned`).
@@ -121,7 +121,7 @@ impl<H: Handler> Drop for Removal<'_, H> {
     }
 }
 
-impl<H: Handler> RebalanceListener for MemberListener<H> {
+impl<H: Dispatch> RebalanceListener for MemberListener<H> {
     async fn revoked(&self, partitions: Vec<TopicPartition>) {
         let tps = partitions;
         let deadline = Instant::now() + self.revoke_bound();

@@ -31,14 +31,14 @@ use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
 use crate::otel::spans::TraceInfo;
-use crate::processing::{EventReceiver, Handler, ProcessingEngine, StopReport};
+use crate::processing::{Dispatch, EventReceiver, ProcessingEngine, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
 /// How long `run`, ending on a fatal error, waits at most for a telemetry exporter to deliver it.
 const FATAL_EXPORT_WAIT: Duration = Duration::from_secs(1);
 
-pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), ConsumerError> {
+pub(crate) async fn run<H: Dispatch>(inner: &Inner, handler: H) -> Result<(), ConsumerError> {
     let shared = Arc::clone(&inner.shared);
     let config = &shared.config;
     let mode = shared.subs().mode();
@@ -87,7 +87,7 @@ pub(crate) async fn run<H: Handler>(inner: &Inner, handler: H) -> Result<(), Con
 }
 
 /// The group member, with the rebalance wiring as its listener (holding it weakly).
-fn spawn_member<H: Handler>(
+fn spawn_member<H: Dispatch>(
     inner: &Inner,
     engine: &ProcessingEngine<H>,
 ) -> Result<Option<GroupHandle<Client>>, ConsumerError> {
@@ -109,7 +109,7 @@ fn spawn_member<H: Handler>(
 
 /// Everything a run started, owned by the `run` future; its drop ends what is left (see the
 /// module docs).
-struct Lifecycle<'a, H: Handler> {
+struct Lifecycle<'a, H: Dispatch> {
     inner: &'a Inner,
     shared: Arc<Shared>,
     engine: ProcessingEngine<H>,
@@ -127,7 +127,7 @@ struct Lifecycle<'a, H: Handler> {
     finished: bool,
 }
 
-impl<H: Handler> Lifecycle<'_, H> {
+impl<H: Dispatch> Lifecycle<'_, H> {
     /// Starts the tasks and joins the group; a failure to join stops the run.
     async fn start(&mut self, mode: SubscriptionMode, engine_events: EventReceiver) {
         let shared = &self.shared;
@@ -224,7 +224,7 @@ impl<H: Handler> Lifecycle<'_, H> {
     }
 }
 
-impl<H: Handler> Drop for Lifecycle<'_, H> {
+impl<H: Dispatch> Drop for Lifecycle<'_, H> {
     fn drop(&mut self) {
         self.inner.set_running(None);
         self.tasks.abort_all();
@@ -254,7 +254,7 @@ impl<H: Handler> Drop for Lifecycle<'_, H> {
 /// the final commit gets what the drain left (past it: given up and reported with the offsets it
 /// could not commit); closing the member (revoke callback, LeaveGroup or not) what the commit
 /// left.
-struct WindDown<H: Handler> {
+struct WindDown<H: Dispatch> {
     shared: Arc<Shared>,
     engine: ProcessingEngine<H>,
     member: Option<GroupHandle<Client>>,
@@ -262,7 +262,7 @@ struct WindDown<H: Handler> {
     group_events: Option<(JoinHandle<()>, oneshot::Sender<()>)>,
 }
 
-impl<H: Handler> WindDown<H> {
+impl<H: Dispatch> WindDown<H> {
     /// Returns how long it took from the shutdown request, and what the drain left.
     async fn run(self) -> (Duration, StopReport) {
         let begun = self

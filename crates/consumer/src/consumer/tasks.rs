@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::commit::{commit_offsets, CommitLock, EngineOps};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
-use crate::processing::{EventReceiver, Handler, ProcessingEngine, ProcessingEvent};
+use crate::processing::{Dispatch, EventReceiver, ProcessingEngine, ProcessingEvent};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
@@ -80,7 +80,7 @@ pub(crate) async fn forward_engine_events(
 }
 
 /// A handler failure under policy `stop` ends the run with the failure.
-pub(crate) async fn watch_failure<H: Handler>(shared: Arc<Shared>, engine: ProcessingEngine<H>) {
+pub(crate) async fn watch_failure<H: Dispatch>(shared: Arc<Shared>, engine: ProcessingEngine<H>) {
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         if let Some(failure) = engine.failure() {

@@ -86,7 +86,7 @@ use tokio::time::Instant;
 use crate::config::IsolationLevel;
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
-use crate::processing::{Handler, ProcessingEngine, SubmitError};
+use crate::processing::{Dispatch, ProcessingEngine, SubmitError};
 use crate::shared::Shared;
 use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo};
 use crate::TopicPartition;
@@ -110,7 +110,7 @@ struct Outcome {
 }
 
 /// The fetch loop; runs in the task that called `Consumer::run`.
-pub(crate) struct Fetcher<H: Handler> {
+pub(crate) struct Fetcher<H: Dispatch> {
     shared: Arc<Shared>,
     engine: ProcessingEngine<H>,
     member: Option<GroupHandle<Client>>,
@@ -138,7 +138,7 @@ pub(crate) struct Fetcher<H: Handler> {
     expansion: f64,
 }
 
-impl<H: Handler> Drop for Fetcher<H> {
+impl<H: Dispatch> Drop for Fetcher<H> {
     /// Dropped with `run` midway: the fetches in flight end with their `JoinSet`, and the offset
     /// look-up (which holds the group member) must not outlive the fetcher either.
     fn drop(&mut self) {
@@ -148,7 +148,7 @@ impl<H: Handler> Drop for Fetcher<H> {
     }
 }
 
-impl<H: Handler> Fetcher<H> {
+impl<H: Dispatch> Fetcher<H> {
     pub(crate) fn new(
         shared: Arc<Shared>,
         engine: ProcessingEngine<H>,

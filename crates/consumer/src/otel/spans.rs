@@ -1,16 +1,18 @@
-//! The runtime's spans: one `process` span per record, and the commit span. Both are created on
+//! The runtime's spans: one `process` span per record (or per batch of a batch handler), and
+//! the commit span. Both are created on
 //! target [`TARGET`](super::TARGET) at level `INFO`; when no subscriber takes them the macro
 //! returns a disabled span without evaluating a field, and nothing else here runs (no header is
 //! read, nothing is formatted or allocated).
 
 use std::sync::Arc;
 
+use opentelemetry::trace::TraceContextExt;
 use tracing::field::Empty;
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{extract_context, TARGET};
-use crate::processing::ConsumerRecord;
+use crate::processing::{Batch, ConsumerRecord};
 
 /// What the process spans say about the consumer itself.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +67,50 @@ pub(crate) fn process_span(record: &ConsumerRecord, info: &TraceInfo) -> Span {
     if let Some(cx) = extract_context(&record.record().headers) {
         // Fails only without an OpenTelemetry layer, where there is no parent to set.
         let _ = span.set_parent(cx);
+    }
+    span
+}
+
+/// The span a batch handler runs in: as a record's (`process <topic>`, span kind consumer, the
+/// messaging attributes) with `messaging.batch.message_count` and the batch's first and last
+/// offsets instead of one record's offset and key. A root span, linked to the span named by each
+/// record's valid `traceparent` header (the semantic conventions' batch processing: one trace
+/// cannot have several parents).
+pub(crate) fn batch_span(batch: &Batch, info: &TraceInfo) -> Span {
+    let span = tracing::info_span!(
+        target: TARGET,
+        parent: None,
+        "process",
+        "otel.name" = Empty,
+        "otel.kind" = "consumer",
+        "otel.status_code" = Empty,
+        "otel.status_description" = Empty,
+        "messaging.system" = "kafka",
+        "messaging.operation.type" = "process",
+        "messaging.operation.name" = "process",
+        "messaging.destination.name" = batch.partition().topic.as_str(),
+        "messaging.destination.partition.id" = Empty,
+        "messaging.batch.message_count" = int(batch.len()),
+        "mooring.batch.first_offset" = batch.first_offset(),
+        "mooring.batch.last_offset" = batch.last_offset(),
+        "messaging.consumer.group.name" = info.group.as_deref(),
+        "messaging.client.id" = info.client_id.as_deref(),
+        "error.type" = Empty,
+        "mooring.attempts" = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    let tp = batch.partition();
+    span.record("otel.name", format!("process {}", tp.topic).as_str());
+    span.record(
+        "messaging.destination.partition.id",
+        tp.partition.to_string().as_str(),
+    );
+    for record in batch {
+        if let Some(cx) = extract_context(&record.record().headers) {
+            span.add_link(cx.span().span_context().clone());
+        }
     }
     span
 }

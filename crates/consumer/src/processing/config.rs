@@ -143,6 +143,11 @@ pub struct ProcessingConfig {
     pub watchdog_interval: Option<Duration>,
     /// What a handler error does.
     pub failure_policy: FailurePolicy,
+    /// The most records in one [`Batch`](super::Batch) handed to a
+    /// [`BatchHandler`](super::BatchHandler) (`mooring.batch.max.records`); record handlers
+    /// ignore it. A partition's buffer bounds a batch too: it never holds more than
+    /// `max_buffered_records`.
+    pub max_batch_records: usize,
     /// Capacity of the event channel; events that do not fit are dropped and counted.
     pub event_capacity: usize,
 }
@@ -159,6 +164,7 @@ impl Default for ProcessingConfig {
             max_poll_interval: Duration::from_millis(300_000),
             watchdog_interval: None,
             failure_policy: FailurePolicy::default(),
+            max_batch_records: 500,
             event_capacity: 1024,
         }
     }
@@ -199,6 +205,26 @@ impl ProcessingConfig {
         }
         if self.event_capacity == 0 {
             return bad("event_capacity", "must be at least 1");
+        }
+        if self.max_batch_records == 0 {
+            return bad("max_batch_records", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Checks the settings suit a [`BatchHandler`](super::BatchHandler): besides
+    /// [`validate`](Self::validate), ordering `Partition` (one batch of a partition runs at a
+    /// time, so ordering by key or none would not do what it says).
+    pub fn validate_for_batches(&self) -> Result<(), EngineError> {
+        self.validate()?;
+        if self.ordering != ProcessingOrder::Partition {
+            return Err(EngineError::InvalidConfig {
+                field: "ordering",
+                reason: format!(
+                    "a batch handler runs one batch of a partition at a time: only Partition applies, not {:?}",
+                    self.ordering
+                ),
+            });
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::events::EventSink;
 use super::{
-    FailurePolicy, Handler, HandlerFailure, LatencyHistogram, ProcessingConfig, ProcessingEvent,
+    Dispatch, FailurePolicy, HandlerFailure, LatencyHistogram, ProcessingConfig, ProcessingEvent,
 };
 use crate::otel::spans::TraceInfo;
 
@@ -112,7 +112,7 @@ pub(crate) struct Context<H> {
     gone_progress: AtomicU64,
 }
 
-impl<H: Handler> Context<H> {
+impl<H: Dispatch> Context<H> {
     pub(crate) fn new(
         config: ProcessingConfig,
         handler: H,

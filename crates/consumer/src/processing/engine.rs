@@ -18,7 +18,7 @@ use super::events::EventSink;
 use super::lane::{Bounds, LaneHandle, LaneState};
 use super::run::Lane;
 use super::{
-    watchdog, BatchInfo, EngineError, EventReceiver, Handler, HandlerFailure, ProcessingConfig,
+    watchdog, BatchInfo, Dispatch, EngineError, EventReceiver, HandlerFailure, ProcessingConfig,
     ProcessingMetrics, SubmitError,
 };
 use crate::otel::spans::TraceInfo;
@@ -56,13 +56,13 @@ struct Table {
     closed: bool,
 }
 
-pub(crate) struct Shared<H: Handler> {
+pub(crate) struct Shared<H: Dispatch> {
     pub(crate) ctx: Arc<Context<H>>,
     table: RwLock<Table>,
     runtime: tokio::runtime::Handle,
 }
 
-impl<H: Handler> Shared<H> {
+impl<H: Dispatch> Shared<H> {
     fn read(&self) -> RwLockReadGuard<'_, Table> {
         self.table.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -96,12 +96,12 @@ impl<H: Handler> Shared<H> {
 
 /// Removes a stop's partitions from the stopping list however the stop ends (also when its
 /// future is dropped).
-struct StoppingGuard<'a, H: Handler> {
+struct StoppingGuard<'a, H: Dispatch> {
     shared: &'a Shared<H>,
     ids: Vec<u64>,
 }
 
-impl<H: Handler> Drop for StoppingGuard<'_, H> {
+impl<H: Dispatch> Drop for StoppingGuard<'_, H> {
     fn drop(&mut self) {
         self.shared
             .write()
@@ -110,8 +110,9 @@ impl<H: Handler> Drop for StoppingGuard<'_, H> {
     }
 }
 
-/// Runs a [`Handler`] over the records the fetcher submits, with bounded concurrency, ordering
-/// per partition (or key), bounded buffers with backpressure, a `max.poll.interval.ms` watchdog
+/// Runs a [`Handler`](super::Handler) over the records the fetcher submits (or a
+/// [`BatchHandler`](super::BatchHandler) over batches of them, given as
+/// [`Batches`](super::Batches)), with bounded concurrency, ordering per partition (or key), bounded buffers with backpressure, a `max.poll.interval.ms` watchdog
 /// and commit tracking. Cloning gives another handle to the same engine. Dropping every handle
 /// without [`shutdown`](Self::shutdown) lets running handlers, and the records already buffered,
 /// finish on the runtime; call `shutdown` to stop and learn what to commit.
@@ -139,11 +140,11 @@ impl<H: Handler> Drop for StoppingGuard<'_, H> {
 /// # Ok(())
 /// # }
 /// ```
-pub struct ProcessingEngine<H: Handler> {
+pub struct ProcessingEngine<H: Dispatch> {
     shared: Arc<Shared<H>>,
 }
 
-impl<H: Handler> Clone for ProcessingEngine<H> {
+impl<H: Dispatch> Clone for ProcessingEngine<H> {
     fn clone(&self) -> Self {
         ProcessingEngine {
             shared: Arc::clone(&self.shared),
@@ -151,7 +152,7 @@ impl<H: Handler> Clone for ProcessingEngine<H> {
     }
 }
 
-impl<H: Handler> fmt::Debug for ProcessingEngine<H> {
+impl<H: Dispatch> fmt::Debug for ProcessingEngine<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProcessingEngine")
             .field("in_flight", &self.shared.ctx.in_flight())
@@ -160,9 +161,34 @@ impl<H: Handler> fmt::Debug for ProcessingEngine<H> {
     }
 }
 
-impl<H: Handler> ProcessingEngine<H> {
+impl<H: Dispatch> ProcessingEngine<H> {
     /// Builds the engine and starts its watchdog. Must be called inside a Tokio runtime; the
-    /// lanes run on that runtime. Returns the engine and the receiver of its events.
+    /// lanes run on that runtime. Returns the engine and the receiver of its events. A batch
+    /// handler needs ordering `Partition` ([`ProcessingConfig::validate_for_batches`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mooring_consumer::processing::{Batch, Batches, ProcessingConfig, ProcessingEngine};
+    /// use mooring_consumer::TopicPartition;
+    /// use mooring_wire::records::Record;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (engine, _events) = ProcessingEngine::new(
+    ///     ProcessingConfig::default(),
+    ///     Batches(|batch: Batch| async move {
+    ///         println!("{} records from {}", batch.len(), batch.first_offset());
+    ///         Ok::<(), String>(())
+    ///     }),
+    /// )?;
+    /// let tp = TopicPartition::new("orders", 0);
+    /// engine.add_partitions([tp.clone()]);
+    /// engine.submit(&tp, (0..10).map(|o| Record::new(o, 0, None, None)).collect())?;
+    /// assert!(engine.drained(Duration::from_secs(5)).await);
+    /// assert_eq!(engine.committable_offset(&tp), Some(10));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(config: ProcessingConfig, handler: H) -> Result<(Self, EventReceiver), EngineError> {
         Self::with_trace(config, handler, TraceInfo::default())
     }
@@ -173,7 +199,11 @@ impl<H: Handler> ProcessingEngine<H> {
         handler: H,
         trace: TraceInfo,
     ) -> Result<(Self, EventReceiver), EngineError> {
-        config.validate()?;
+        if H::BATCHES {
+            config.validate_for_batches()?;
+        } else {
+            config.validate()?;
+        }
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
         let (sink, events) = EventSink::new(config.event_capacity);
         let period = config.effective_watchdog_interval();

@@ -161,6 +161,27 @@ impl LaneState {
         }
     }
 
+    /// The task takes `n` buffered records at once to start them as one batch; `false` (and
+    /// nothing taken) once closed.
+    pub(crate) fn claim_many(&self, n: usize) -> bool {
+        let n = n as u64;
+        let mut q = self.queued.load(Ordering::Acquire);
+        loop {
+            if q & CLOSED != 0 {
+                return false;
+            }
+            match self.queued.compare_exchange_weak(
+                q,
+                q.saturating_sub(n),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => q = now,
+            }
+        }
+    }
+
     /// A record of `size` buffered bytes (0 if the submit started it) left the buffer.
     pub(crate) fn unbuffered(&self, size: usize) {
         if size > 0 {
@@ -168,7 +189,7 @@ impl LaneState {
         }
     }
 
-    /// The lane's only running record started at `now`.
+    /// The lane's only running record (or batch, from `offset`) started at `now`.
     pub(crate) fn started(&self, offset: i64, now: u64) {
         self.in_flight.store(1, Ordering::Release);
         self.running_offset.store(offset, Ordering::Relaxed);

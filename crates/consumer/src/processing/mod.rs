@@ -92,8 +92,10 @@
 //! # }
 //! ```
 
+mod batch;
 mod config;
 mod context;
+mod dispatch;
 mod engine;
 mod error;
 mod events;
@@ -107,7 +109,9 @@ mod task;
 mod tracker;
 mod watchdog;
 
+pub use batch::{Batch, BatchHandler, Batches, InvalidBatch};
 pub use config::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
+pub use dispatch::Dispatch;
 pub use engine::{ProcessingEngine, StopReport, Submitted};
 pub use error::{EngineError, SubmitError};
 pub use events::{EventReceiver, FailureAction, HandlerFailure, ProcessingEvent};

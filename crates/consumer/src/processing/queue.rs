@@ -60,6 +60,21 @@ impl Inbox {
         self.batches.front().is_some_and(|c| c.prestarted)
     }
 
+    /// Of the next `max` records (or fewer, if fewer wait): how many there are, and how many of
+    /// them their submit started.
+    pub(crate) fn peek(&self, max: usize) -> (usize, usize) {
+        let (mut n, mut prestarted) = (0, 0);
+        for c in &self.batches {
+            if n == max {
+                break;
+            }
+            let k = c.records.len().min(max - n);
+            n += k;
+            prestarted += usize::from(c.prestarted && k > 0);
+        }
+        (n, prestarted)
+    }
+
     pub(crate) fn pop(&mut self) -> Option<Item> {
         let cursor = self.batches.front_mut()?;
         let record = cursor.records.next()?;

@@ -7,6 +7,8 @@
 //! - Orderings `Key` and `None`: the lane drives up to `concurrency` handlers of its own at once
 //!   (a `FuturesUnordered`, no task per record); with `Key` a key's records run one at a time in
 //!   offset order and keys take turns ([`KeyQueue`]).
+//! - A batch handler ([`Batches`](super::Batches)): ordering `Partition`, one batch at a time, of
+//!   what the lane has queued (the `batches` module).
 //!
 //! Each running record holds a permit of the global bound. A lane keeps its permit from one
 //! record to the next, and gives it back when it goes idle or when another lane waits for one
@@ -26,16 +28,18 @@ use super::queue::{Inbox, Item, KeyQueue};
 use super::record::record_size;
 use super::task::{self, Outcome};
 use super::{
-    ConsumerRecord, FailureAction, Handler, HandlerFailure, OffsetTracker, ProcessingEvent,
+    ConsumerRecord, Dispatch, FailureAction, HandlerFailure, OffsetTracker, ProcessingEvent,
     ProcessingOrder,
 };
 use crate::TopicPartition;
 
-/// Records between two flushes of a busy lane's counts.
+mod batches;
+
+/// Records (finished) between two flushes of a busy lane's counts.
 const FLUSH_EVERY: u32 = 256;
 
 /// A lane task's own state.
-pub(crate) struct Lane<H: Handler> {
+pub(crate) struct Lane<H: Dispatch> {
     ctx: Arc<Context<H>>,
     state: Arc<LaneState>,
     rx: mpsc::UnboundedReceiver<Msg>,
@@ -52,7 +56,7 @@ pub(crate) struct Lane<H: Handler> {
     clock: Option<u64>,
 }
 
-impl<H: Handler> Lane<H> {
+impl<H: Dispatch> Lane<H> {
     pub(crate) fn new(
         ctx: Arc<Context<H>>,
         state: Arc<LaneState>,
@@ -80,6 +84,9 @@ impl<H: Handler> Lane<H> {
     /// The task's body; ends when the lane is closed (after its running handlers) or when the
     /// engine is gone (after its buffered records).
     pub(crate) async fn run(self) {
+        if H::BATCHES {
+            return batches::run_batches(self).await;
+        }
         match self.ctx.config.ordering {
             ProcessingOrder::Partition => run_ordered(self).await,
             ProcessingOrder::Key => run_concurrent(self, true).await,
@@ -231,24 +238,30 @@ impl<H: Handler> Lane<H> {
         let outcome = task::run(&self.ctx, &self.state.tp, record).await;
         let end = self.ctx.now_ns();
         self.clock = Some(end);
-        self.finish(offset, outcome, start, end);
+        self.finish(Ran::one(offset), outcome, start, end);
     }
 
-    /// A record's run ended: its offset in the tracker, the counts, the events.
-    fn finish(&mut self, offset: i64, outcome: Outcome, start: u64, end: u64) {
+    /// A handler's run ended: its offsets in the tracker, the counts, the events.
+    fn finish(&mut self, ran: Ran, outcome: Outcome, start: u64, end: u64) {
         let latency = Context::<H>::between(start, end);
+        let offset = ran.first;
         match outcome {
             Outcome::Succeeded => {
-                self.stats.completed += 1;
+                self.stats.completed += ran.records;
                 self.stats.latency.record(latency);
-                self.complete(offset);
+                self.complete(ran);
             }
             Outcome::Skipped { error, attempts } => {
                 self.stats.failed += 1;
-                self.stats.skipped += 1;
+                self.stats.skipped += ran.records;
                 self.stats.latency.record(latency);
                 let partition = self.state.tp.clone();
-                tracing::warn!(%partition, offset, attempts, error = %error, "record handler failed; record skipped");
+                if H::BATCHES {
+                    let (last, records) = (ran.last, ran.records);
+                    tracing::warn!(%partition, offset, last, records, attempts, error = %error, "batch handler failed; the whole batch skipped");
+                } else {
+                    tracing::warn!(%partition, offset, attempts, error = %error, "record handler failed; record skipped");
+                }
                 self.ctx.emit(ProcessingEvent::HandlerFailed {
                     partition,
                     offset,
@@ -256,13 +269,18 @@ impl<H: Handler> Lane<H> {
                     error,
                     action: FailureAction::Skip,
                 });
-                self.complete(offset);
+                self.complete(ran);
             }
             Outcome::Failed { error, attempts } => {
                 self.stats.failed += 1;
                 self.stats.latency.record(latency);
                 let partition = self.state.tp.clone();
-                tracing::error!(%partition, offset, attempts, error = %error, "record handler failed; processing stopped");
+                if H::BATCHES {
+                    let (last, records) = (ran.last, ran.records);
+                    tracing::error!(%partition, offset, last, records, attempts, error = %error, "batch handler failed; processing stopped, nothing of the batch committed");
+                } else {
+                    tracing::error!(%partition, offset, attempts, error = %error, "record handler failed; processing stopped");
+                }
                 self.ctx.emit(ProcessingEvent::HandlerFailed {
                     partition: partition.clone(),
                     offset,
@@ -279,8 +297,10 @@ impl<H: Handler> Lane<H> {
                 });
             }
             Outcome::Cancelled => {}
+            // Only the stream's record handler gives records up; a batch handler cannot, and a
+            // batch's offsets would simply stay unfinished.
             Outcome::Abandoned => {
-                self.stats.abandoned += 1;
+                self.stats.abandoned += ran.records;
                 self.tracker.abandon(offset);
                 let partition = self.state.tp.clone();
                 tracing::warn!(%partition, offset, "record given up unprocessed (delivery dropped without ack); the partition's commits stop at it until it is fetched again");
@@ -289,15 +309,21 @@ impl<H: Handler> Lane<H> {
             }
         }
         self.state.last_progress.store(end, Ordering::Relaxed);
-        self.since_flush += 1;
+        self.since_flush = self
+            .since_flush
+            .saturating_add(u32::try_from(ran.records).unwrap_or(u32::MAX));
         if self.since_flush >= FLUSH_EVERY {
             self.flush();
         }
     }
 
-    fn complete(&mut self, offset: i64) {
+    fn complete(&mut self, ran: Ran) {
         let before = self.tracker.window_len();
-        self.tracker.complete(offset);
+        if ran.records == 1 {
+            self.tracker.complete(ran.first);
+        } else {
+            self.tracker.complete_range(ran.first, ran.last);
+        }
         let popped = before - self.tracker.window_len();
         if popped > 0 {
             self.state.publish_committable(self.tracker.committable());
@@ -321,7 +347,7 @@ impl<H: Handler> Lane<H> {
     }
 }
 
-impl<H: Handler> Drop for Lane<H> {
+impl<H: Dispatch> Drop for Lane<H> {
     /// The lane ends (or its task is dropped): what was started by a submit and never ran is
     /// discarded (the close counted the rest), the counts and the permits go back.
     fn drop(&mut self) {
@@ -341,8 +367,26 @@ impl<H: Handler> Drop for Lane<H> {
     }
 }
 
+/// What one handler call covered: a record, or a batch's records from `first` to `last`.
+#[derive(Debug, Clone, Copy)]
+struct Ran {
+    first: i64,
+    last: i64,
+    records: u64,
+}
+
+impl Ran {
+    fn one(offset: i64) -> Self {
+        Ran {
+            first: offset,
+            last: offset,
+            records: 1,
+        }
+    }
+}
+
 /// Ordering `Partition`: one record at a time, awaited here.
-async fn run_ordered<H: Handler>(mut lane: Lane<H>) {
+async fn run_ordered<H: Dispatch>(mut lane: Lane<H>) {
     loop {
         if lane.inbox.is_empty() {
             lane.go_idle();
@@ -431,7 +475,7 @@ impl Waiting {
     }
 }
 
-async fn run_record<H: Handler>(
+async fn run_record<H: Dispatch>(
     ctx: &Context<H>,
     tp: &TopicPartition,
     record: ConsumerRecord,
@@ -443,7 +487,7 @@ async fn run_record<H: Handler>(
 }
 
 /// Orderings `Key` and `None`: up to `concurrency` handlers of the lane at once.
-async fn run_concurrent<H: Handler>(mut lane: Lane<H>, keyed: bool) {
+async fn run_concurrent<H: Dispatch>(mut lane: Lane<H>, keyed: bool) {
     let ctx = Arc::clone(&lane.ctx);
     let state = Arc::clone(&lane.state);
     let mut waiting = Waiting {
@@ -510,7 +554,7 @@ async fn run_concurrent<H: Handler>(mut lane: Lane<H>, keyed: bool) {
             Some((offset, key, start, outcome)) = running.next() => {
                 starts.retain(|(o, _)| *o != offset);
                 waiting.finish(&key);
-                lane.finish(offset, outcome, start, ctx.now_ns());
+                lane.finish(Ran::one(offset), outcome, start, ctx.now_ns());
                 let can_start = waiting.has_startable(&lane.inbox);
                 lane.yield_permits(running.len(), can_start);
             }

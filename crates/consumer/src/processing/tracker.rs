@@ -127,6 +127,45 @@ impl OffsetTracker {
         true
     }
 
+    /// Marks every tracked, unfinished offset from `first` to `last` (both included) finished: a
+    /// batch's records, whose offsets are exactly those tracked in that range. Abandoned offsets
+    /// in it stay abandoned. Returns how many it marked.
+    ///
+    /// ```
+    /// use mooring_consumer::processing::OffsetTracker;
+    ///
+    /// let mut t = OffsetTracker::new();
+    /// for offset in [10, 11, 13, 20] {
+    ///     t.track(offset).expect("increasing");
+    /// }
+    /// assert_eq!(t.complete_range(11, 19), 2);
+    /// assert_eq!(t.committable(), Some(10), "10 is unfinished: the commit cannot pass it");
+    /// assert_eq!(t.complete_range(10, 10), 1);
+    /// assert_eq!(t.committable(), Some(20));
+    /// ```
+    pub fn complete_range(&mut self, first: i64, last: i64) -> usize {
+        let start = self.window.partition_point(|s| s.offset < first);
+        let mut marked = 0;
+        for slot in self.window.range_mut(start..) {
+            if slot.offset > last {
+                break;
+            }
+            if slot.state == SlotState::Pending {
+                slot.state = SlotState::Done;
+                marked += 1;
+            }
+        }
+        self.unfinished -= marked;
+        while self
+            .window
+            .front()
+            .is_some_and(|s| s.state == SlotState::Done)
+        {
+            self.window.pop_front();
+        }
+        marked
+    }
+
     /// Marks `offset` abandoned: handed out and given up without being processed. It stays
     /// unfinished for good (no commit passes it; [`complete`](Self::complete) refuses it), while
     /// the offsets after it may still finish. Returns `false` if it is not tracked, finished or

@@ -18,9 +18,9 @@ use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::engine::Shared;
-use super::Handler;
+use super::Dispatch;
 
-pub(crate) async fn run<H: Handler>(shared: Weak<Shared<H>>, period: Duration) {
+pub(crate) async fn run<H: Dispatch>(shared: Weak<Shared<H>>, period: Duration) {
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
