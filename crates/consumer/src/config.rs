@@ -24,6 +24,7 @@
 //! | `mooring.ordering` | `partition` | `partition`, `key` or `none` ([`ProcessingOrder`]) |
 //! | `mooring.buffer.max.records` | 1000 | per partition, records accepted and not yet committable |
 //! | `mooring.buffer.max.bytes` | 4194304 | per partition, bytes buffered and not yet started |
+//! | `mooring.batch.max.records` | 500 | the most records in one batch of `Consumer::run_batch` (record handlers ignore it) |
 //! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:N:MS:stop` / `retry:N:MS:skip` (N retries from MS ms back-off; [`FailurePolicy`]) |
 //! | `mooring.shutdown.timeout.ms` | 30000 | the whole shutdown's bound: running handlers get until a quarter is left, then the final commit and the close share the rest |
 //! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions (the whole revoke, commit and listener included, ends a little before `max.poll.interval.ms` less two heartbeats) |
@@ -119,6 +120,7 @@ pub const CONSUMER_KEYS: &[KeySpec] = &[
         ValueKind::PositiveInt,
         "4194304",
     ),
+    key("mooring.batch.max.records", ValueKind::PositiveInt, "500"),
     key("mooring.failure.policy", ValueKind::String, "stop"),
     key("mooring.shutdown.timeout.ms", ValueKind::Millis, "30000"),
     key("mooring.revoke.timeout.ms", ValueKind::Millis, "30000"),
@@ -216,7 +218,7 @@ pub struct ConsumerConfig {
     /// Fetch settings.
     pub fetch: FetchConfig,
     /// The processing engine's settings (`mooring.concurrency`, `mooring.ordering`, buffers,
-    /// `max.poll.interval.ms`, `mooring.failure.policy`).
+    /// `mooring.batch.max.records`, `max.poll.interval.ms`, `mooring.failure.policy`).
     pub processing: ProcessingConfig,
     /// `mooring.shutdown.timeout.ms`.
     pub shutdown_timeout: Duration,
@@ -330,6 +332,7 @@ impl ConsumerConfig {
                 self.processing.max_buffered_bytes = n;
                 self.processing.resume_buffered_bytes = n / 2;
             }
+            "mooring.batch.max.records" => self.processing.max_batch_records = positive(spec, v)?,
             "mooring.failure.policy" => {
                 self.processing.failure_policy =
                     failure_policy(v).ok_or_else(|| ill_typed(spec, v))?
@@ -469,6 +472,25 @@ mod tests {
         );
         let err = parse(&[("mooring.concurrency", "0")]).expect_err("bad");
         assert!(matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.concurrency"));
+    }
+
+    #[test]
+    fn batch_max_records_is_a_positive_count() {
+        assert_eq!(parse(&[]).expect("valid").processing.max_batch_records, 500);
+        let c = parse(&[("mooring.batch.max.records", "64")]).expect("valid");
+        assert_eq!(c.processing.max_batch_records, 64);
+        for bad in ["0", "-1", "many"] {
+            let err = parse(&[("mooring.batch.max.records", bad)]).expect_err("bad");
+            assert!(
+                matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.batch.max.records"),
+                "{bad}: {err}"
+            );
+        }
+        let err = parse(&[("mooring.batch.max.record", "5")]).expect_err("unknown");
+        assert!(
+            err.to_string().contains("mooring.batch.max.records"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use mooring_coordinator::Client;
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
 use crate::events::{ConsumerEvents, EventSink};
-use crate::processing::Handler;
+use crate::processing::{BatchHandler, Batches, Handler, ProcessingOrder};
 use crate::shared::Shared;
 use crate::subscription::{SubscriptionMode, SubscriptionState};
 use crate::TopicPartition;
@@ -216,6 +216,71 @@ impl Consumer {
     /// its partitions, until its session times out (it sends LeaveGroup only with
     /// `mooring.leave.group.on.close=true`). The consumer cannot run again.
     pub async fn run<H: Handler>(&self, handler: H) -> Result<(), ConsumerError> {
+        self.start()?;
+        run::run(&self.inner, handler).await
+    }
+
+    /// Runs the consumer as [`run`](Self::run) does (the same lifecycle, result, shutdown,
+    /// rebalance listener, watchdog, revoke bound, failure policy, backpressure and telemetry),
+    /// handing `handler` a [`Batch`](crate::processing::Batch) at a time instead of a record: the
+    /// records of one partition that its lane has queued when the call starts, in offset order,
+    /// at most `mooring.batch.max.records` (default 500). Consecutive batches of a partition
+    /// leave no record out (offsets skip only where the log has none, or past a forward `seek`).
+    ///
+    /// - One batch of a partition runs at a time; batches of different partitions run
+    ///   concurrently, `mooring.concurrency` of them at most. `mooring.ordering` must be
+    ///   `partition` (the default): anything else is a [`ConsumerError::Config`] naming it.
+    /// - The batch is committed as one unit: `Ok` finishes every record of it (the committable
+    ///   offset moves to [`last_offset`](crate::processing::Batch::last_offset) + 1 once the
+    ///   batches before it finished); an error goes to `mooring.failure.policy` for the whole
+    ///   batch: `retry` calls the handler again with the whole batch, `skip` skips all of it
+    ///   (counted per record, reported as one failure at its first offset), `stop` ends `run`
+    ///   with [`ConsumerError::HandlerFailed`] at the batch's first offset, and nothing of the
+    ///   batch is committed.
+    /// - `max.poll.interval.ms` counts from the batch's start; a revoke waits for the running
+    ///   batch (`mooring.revoke.timeout.ms`), a shutdown drains it; a batch still running when
+    ///   those bounds pass, or dropped unfinished, is not committed, and its records come again
+    ///   to the partition's next owner.
+    ///
+    /// ```no_run
+    /// use mooring_consumer::processing::Batch;
+    /// use mooring_consumer::{Consumer, ConsumerConfig};
+    ///
+    /// # async fn example() -> Result<(), mooring_consumer::ConsumerError> {
+    /// let consumer = Consumer::new(ConsumerConfig::from_properties([
+    ///     ("bootstrap.servers", "localhost:9092"),
+    ///     ("group.id", "loader"),
+    ///     ("mooring.batch.max.records", "1000"),
+    /// ])?)?;
+    /// consumer.subscribe(["orders"])?;
+    /// consumer
+    ///     .run_batch(|batch: Batch| async move {
+    ///         println!("{}: {} records", batch.partition(), batch.len());
+    ///         Ok::<(), String>(())
+    ///     })
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn run_batch<B: BatchHandler>(&self, handler: B) -> Result<(), ConsumerError> {
+        let ordering = self.shared().config.processing.ordering;
+        if ordering != ProcessingOrder::Partition {
+            return Err(ConsumerError::Config {
+                key: "mooring.ordering".into(),
+                message: format!(
+                    "run_batch runs one batch of a partition at a time: only `partition` applies, not {}",
+                    match ordering {
+                        ProcessingOrder::Key => "`key`",
+                        _ => "`none`",
+                    }
+                ),
+            });
+        }
+        self.start()?;
+        run::run(&self.inner, Batches(handler)).await
+    }
+
+    /// Marks the consumer started: it runs once.
+    fn start(&self) -> Result<(), ConsumerError> {
         if self
             .inner
             .started
@@ -225,7 +290,7 @@ impl Consumer {
                 "run was already called on this consumer",
             ));
         }
-        run::run(&self.inner, handler).await
+        Ok(())
     }
 
     /// Runs the consumer with the records as a stream instead of a handler: returns the stream
@@ -406,5 +471,37 @@ impl Consumer {
             .running()
             .and_then(|r| r.member)
             .map(|m| m.state())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+    use super::*;
+    use crate::processing::Batch;
+
+    #[tokio::test]
+    async fn run_batch_refuses_an_ordering_other_than_partition_naming_the_key() {
+        for ordering in ["key", "none"] {
+            let config = ConsumerConfig::from_properties([
+                ("bootstrap.servers", "127.0.0.1:9"),
+                ("group.id", "g"),
+                ("mooring.ordering", ordering),
+            ])
+            .unwrap();
+            let consumer = Consumer::new(config).unwrap();
+            consumer.subscribe(["t"]).unwrap();
+            let result = consumer
+                .run_batch(|_: Batch| async { Ok::<(), String>(()) })
+                .await;
+            match result {
+                Err(ConsumerError::Config { key, message }) => {
+                    assert_eq!(key, "mooring.ordering");
+                    assert!(message.contains(ordering), "{message}");
+                }
+                other => panic!("{ordering}: {other:?}"),
+            }
+        }
     }
 }
