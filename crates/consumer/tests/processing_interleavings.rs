@@ -5,7 +5,8 @@
 //! success (or been skipped), and records start in order per partition (ordering `Partition`)
 //! or per key (`Key`), never more at once than the bounds allow. Whenever the engine has settled
 //! (every task waits) the committable offsets are exact and backpressure is where the
-//! thresholds put it.
+//! thresholds put it. With a batch handler, the same, and each partition's batches never exceed
+//! the cap and start exactly the records accepted, in order, none left out.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -13,8 +14,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mooring_consumer::processing::{
-    ConsumerRecord, FailurePolicy, Handler, ProcessingConfig, ProcessingEngine, ProcessingMetrics,
-    ProcessingOrder, StopReport,
+    Batch, BatchHandler, Batches, ConsumerRecord, Dispatch, FailurePolicy, ProcessingConfig,
+    ProcessingEngine, ProcessingMetrics, ProcessingOrder, StopReport,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -40,6 +41,8 @@ struct World {
     running_per: HashMap<(i32, u64, Option<Bytes>), usize>,
     max_running: usize,
     max_running_per: usize,
+    /// Batches started (batch handler): partition, incarnation, offsets.
+    batches: Vec<(i32, u64, Vec<i64>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -138,6 +141,82 @@ fn handler(
     }
 }
 
+/// A batch handler over the same world: one gate per batch (its first record's), the batch's
+/// records finished together.
+fn batch_handler(world: Arc<Mutex<World>>, skip: bool) -> Batches<impl BatchHandler> {
+    Batches(
+        move |batch: Batch| -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<(), String>> + Send>,
+        > {
+            let world = Arc::clone(&world);
+            Box::pin(async move {
+                let first = &batch.records()[0];
+                let inc = first
+                    .value()
+                    .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                    .unwrap_or(u64::MAX);
+                let p = batch.partition().partition;
+                let ids: Vec<Id> = batch.iter().map(|r| (p, inc, r.offset())).collect();
+                let (tx, rx) = oneshot::channel();
+                {
+                    let mut w = world.lock().expect("lock");
+                    for r in &batch {
+                        w.started.push(((p, inc, r.offset()), r.key().cloned()));
+                    }
+                    w.batches
+                        .push((p, inc, ids.iter().map(|id| id.2).collect()));
+                    w.gates.insert(ids[0], tx);
+                    w.running += 1;
+                    w.max_running = w.max_running.max(w.running);
+                    let per = w.running_per.entry((p, inc, None)).or_default();
+                    *per += 1;
+                    let per = *per;
+                    w.max_running_per = w.max_running_per.max(per);
+                }
+                let ok = rx.await.unwrap_or(false);
+                let mut w = world.lock().expect("lock");
+                w.running -= 1;
+                if let Some(per) = w.running_per.get_mut(&(p, inc, None)) {
+                    *per -= 1;
+                }
+                if ok || skip {
+                    w.finished.extend(ids.iter().copied());
+                }
+                if ok {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "batch {:?}..={} failed",
+                        ids[0],
+                        batch.last_offset()
+                    ))
+                }
+            })
+        },
+    )
+}
+
+/// Batches: within the cap, and per partition incarnation exactly a prefix of what was accepted,
+/// in order (contiguous, none left out, none twice).
+fn check_batches(world: &World, accepted: &HashMap<(i32, u64), Vec<i64>>, cap: usize) {
+    let mut started: HashMap<(i32, u64), Vec<i64>> = HashMap::new();
+    for (p, inc, offsets) in &world.batches {
+        assert!(
+            !offsets.is_empty() && offsets.len() <= cap,
+            "batch of {} records, cap {cap}",
+            offsets.len()
+        );
+        started.entry((*p, *inc)).or_default().extend(offsets);
+    }
+    for (lane, offsets) in &started {
+        let all = accepted.get(lane).map_or(&[][..], Vec::as_slice);
+        assert!(
+            all.starts_with(offsets),
+            "lane {lane:?}: started {offsets:?}, accepted {all:?}"
+        );
+    }
+}
+
 /// The lowest accepted offset not finished, or the last accepted + 1; `None` if none accepted.
 fn expected(part: &Part, finished: &HashSet<Id>, p: i32) -> Option<i64> {
     let last = *part.accepted.last()?;
@@ -195,7 +274,7 @@ fn check_order(world: &World, ordering: ProcessingOrder, concurrency: usize) {
 }
 
 /// Submits `n` records from the partition's next offset (`gap` offsets apart), as a fetch.
-fn submit<H: Handler>(engine: &ProcessingEngine<H>, part: &mut Part, p: i32, n: i64, gap: i64) {
+fn submit<H: Dispatch>(engine: &ProcessingEngine<H>, part: &mut Part, p: i32, n: i64, gap: i64) {
     let offsets: Vec<i64> = (0..n).map(|i| part.next + i * (gap + 1)).collect();
     let value = Bytes::from(part.inc.to_string());
     let records = offsets
@@ -236,11 +315,14 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(1)).await;
 }
 
+/// One case: a record handler with `ordering`, or (`batch_cap`) a batch handler with batches of
+/// at most that many records (ordering `Partition`).
 async fn run_case(
     ordering: ProcessingOrder,
     concurrency: usize,
     skip: bool,
     max: usize,
+    batch_cap: Option<usize>,
     ops: Vec<Op>,
 ) {
     let world = Arc::new(Mutex::new(World::default()));
@@ -254,12 +336,41 @@ async fn run_case(
         } else {
             FailurePolicy::stop()
         },
+        max_batch_records: batch_cap.unwrap_or(500),
         ..ProcessingConfig::default()
     };
     let keyed = ordering == ProcessingOrder::Key;
-    let (engine, _events) =
-        ProcessingEngine::new(config, handler(Arc::clone(&world), skip, keyed)).expect("engine");
+    match batch_cap {
+        None => {
+            let handler = handler(Arc::clone(&world), skip, keyed);
+            let (engine, _events) = ProcessingEngine::new(config, handler).expect("engine");
+            drive(engine, world, ordering, concurrency, max, None, ops).await;
+        }
+        Some(cap) => {
+            let config = ProcessingConfig {
+                ordering: ProcessingOrder::Partition,
+                ..config
+            };
+            let handler = batch_handler(Arc::clone(&world), skip);
+            let (engine, _events) = ProcessingEngine::new(config, handler).expect("engine");
+            let ordering = ProcessingOrder::Partition;
+            drive(engine, world, ordering, concurrency, max, Some(cap), ops).await;
+        }
+    }
+}
+
+async fn drive<H: Dispatch>(
+    engine: ProcessingEngine<H>,
+    world: Arc<Mutex<World>>,
+    ordering: ProcessingOrder,
+    concurrency: usize,
+    max: usize,
+    batch_cap: Option<usize>,
+    ops: Vec<Op>,
+) {
     engine.add_partitions((0..PARTITIONS).map(tp));
+    // What each partition incarnation accepted, in order, for the batch checks.
+    let mut accepted: HashMap<(i32, u64), Vec<i64>> = HashMap::new();
     let mut parts = vec![Part::default(); PARTITIONS as usize];
     let mut incs = 0u64;
     let renew = |part: &mut Part, incs: &mut u64, from: i64| {
@@ -277,7 +388,13 @@ async fn run_case(
                 if honour && engine.backpressured_partitions().contains(&tp(p)) {
                     continue;
                 }
-                submit(&engine, &mut parts[p as usize], p, n, gap);
+                let part = &mut parts[p as usize];
+                let before = part.accepted.len();
+                submit(&engine, part, p, n, gap);
+                accepted
+                    .entry((p, part.inc))
+                    .or_default()
+                    .extend(&part.accepted[before..]);
             }
             Op::Finish { pick, ok } => {
                 let gate = {
@@ -324,6 +441,9 @@ async fn run_case(
             );
         }
         check_order(&w, ordering, concurrency);
+        if let Some(cap) = batch_cap {
+            check_batches(&w, &accepted, cap);
+        }
         if settled {
             check_backpressure(&engine.metrics(), max);
         }
@@ -333,6 +453,9 @@ async fn run_case(
     let w = world.lock().expect("lock");
     check_report(&report, &parts, &w, &(0..PARTITIONS).collect::<Vec<_>>());
     check_order(&w, ordering, concurrency);
+    if let Some(cap) = batch_cap {
+        check_batches(&w, &accepted, cap);
+    }
 }
 
 fn ordering() -> impl Strategy<Value = ProcessingOrder> {
@@ -359,6 +482,22 @@ proptest! {
             .start_paused(true)
             .build()
             .expect("runtime");
-        rt.block_on(run_case(ordering, concurrency, skip, max, ops));
+        rt.block_on(run_case(ordering, concurrency, skip, max, None, ops));
+    }
+
+    #[test]
+    fn batch_commits_never_pass_an_unfinished_batch_and_batches_are_contiguous(
+        concurrency in 1usize..5,
+        skip in any::<bool>(),
+        max in 4usize..16,
+        cap in 1usize..6,
+        ops in prop::collection::vec(op(), 1..60),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime");
+        rt.block_on(run_case(ProcessingOrder::Partition, concurrency, skip, max, Some(cap), ops));
     }
 }

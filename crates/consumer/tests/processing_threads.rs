@@ -2,7 +2,9 @@
 //! random orderings, bounds and handler latencies (yields), submits that honour backpressure,
 //! revokes and re-adds while handlers run. The committable offset read at any moment never
 //! passes a record whose handler had not returned; records start in order per partition or key;
-//! a revoke that waited for its handlers, and the final shutdown, report exact offsets.
+//! a revoke that waited for its handlers, and the final shutdown, report exact offsets. The
+//! same with a batch handler, whose batches also stay within their cap and start the accepted
+//! records in order, none left out.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -10,7 +12,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mooring_consumer::processing::{
-    ConsumerRecord, Handler, ProcessingConfig, ProcessingEngine, ProcessingOrder,
+    Batch, BatchHandler, Batches, ConsumerRecord, Dispatch, Handler, ProcessingConfig,
+    ProcessingEngine, ProcessingOrder,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -28,6 +31,9 @@ struct Seen {
     /// Last offset started per lane (partition, incarnation, key when ordered by key).
     last_started: HashMap<(i32, u64, Option<Bytes>), i64>,
     out_of_order: Vec<String>,
+    /// Batch handler: every offset started, per partition incarnation, in order.
+    started: HashMap<(i32, u64), Vec<i64>>,
+    oversized: Vec<String>,
 }
 
 fn tp(p: i32) -> TopicPartition {
@@ -63,6 +69,34 @@ fn handler(seen: Arc<Mutex<Seen>>, ordering: ProcessingOrder) -> impl Handler {
     }
 }
 
+fn batch_handler(seen: Arc<Mutex<Seen>>, cap: usize) -> impl BatchHandler {
+    move |batch: Batch| {
+        let seen = Arc::clone(&seen);
+        async move {
+            let inc: u64 = batch.records()[0]
+                .value()
+                .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                .unwrap_or(u64::MAX);
+            let p = batch.partition().partition;
+            {
+                let mut s = seen.lock().expect("lock");
+                if batch.len() > cap {
+                    s.oversized.push(format!("{p}: {} records", batch.len()));
+                }
+                let offsets = batch.iter().map(|r| r.offset());
+                s.started.entry((p, inc)).or_default().extend(offsets);
+            }
+            for _ in 0..(batch.first_offset() % 4) {
+                tokio::task::yield_now().await;
+            }
+            let mut s = seen.lock().expect("lock");
+            s.finished
+                .extend(batch.iter().map(|r| (p, inc, r.offset())));
+            Ok::<(), String>(())
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct Part {
     inc: u64,
@@ -81,17 +115,56 @@ fn lowest_unfinished(part: &Part, finished: &HashSet<Id>, p: i32) -> Option<i64>
     )
 }
 
-async fn run_case(ordering: ProcessingOrder, concurrency: usize, max: usize, seed: u64) {
+/// One case: a record handler with `ordering`, or (`batch_cap`) a batch handler.
+async fn run_case(
+    ordering: ProcessingOrder,
+    concurrency: usize,
+    max: usize,
+    batch_cap: Option<usize>,
+    seed: u64,
+) {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let config = ProcessingConfig {
         concurrency,
         ordering,
         max_buffered_records: max,
         resume_buffered_records: max / 2,
+        max_batch_records: batch_cap.unwrap_or(500),
         ..ProcessingConfig::default()
     };
-    let (engine, _events) =
-        ProcessingEngine::new(config, handler(Arc::clone(&seen), ordering)).expect("engine");
+    let parts = match batch_cap {
+        None => {
+            let handler = handler(Arc::clone(&seen), ordering);
+            let (engine, _events) = ProcessingEngine::new(config, handler).expect("engine");
+            drive(engine, &seen, seed).await
+        }
+        Some(cap) => {
+            let handler = Batches(batch_handler(Arc::clone(&seen), cap));
+            let (engine, _events) = ProcessingEngine::new(config, handler).expect("engine");
+            drive(engine, &seen, seed).await
+        }
+    };
+    let s = seen.lock().expect("lock");
+    assert!(s.out_of_order.is_empty(), "{:?}", s.out_of_order);
+    assert!(s.oversized.is_empty(), "{:?}", s.oversized);
+    if batch_cap.is_some() {
+        for (p, part) in parts.iter().enumerate() {
+            let lane = (p as i32, part.inc);
+            let started = s.started.get(&lane).map_or(&[][..], Vec::as_slice);
+            assert_eq!(
+                started, part.accepted,
+                "partition {p}: every record once, in order"
+            );
+        }
+    }
+}
+
+/// Submits, revokes and re-adds at random; returns each partition's last incarnation.
+async fn drive<H: Dispatch>(
+    engine: ProcessingEngine<H>,
+    seen: &Arc<Mutex<Seen>>,
+    seed: u64,
+) -> Vec<Part> {
     engine.add_partitions((0..PARTITIONS).map(tp));
     let mut parts = vec![Part::default(); PARTITIONS as usize];
     let mut incs = 0u64;
@@ -153,7 +226,6 @@ async fn run_case(ordering: ProcessingOrder, concurrency: usize, max: usize, see
     assert!(engine.drained(LONG).await);
     let report = engine.shutdown(LONG).await;
     let s = seen.lock().expect("lock");
-    assert!(s.out_of_order.is_empty(), "{:?}", s.out_of_order);
     for (p, part) in parts.iter().enumerate() {
         let p = p as i32;
         let want = lowest_unfinished(part, &s.finished, p);
@@ -164,6 +236,8 @@ async fn run_case(ordering: ProcessingOrder, concurrency: usize, max: usize, see
         );
         assert_eq!(want, part.accepted.last().map(|l| l + 1), "all finished");
     }
+    drop(s);
+    parts
 }
 
 proptest! {
@@ -185,6 +259,21 @@ proptest! {
             .enable_all()
             .build()
             .expect("runtime");
-        rt.block_on(run_case(ordering, concurrency, max, seed));
+        rt.block_on(run_case(ordering, concurrency, max, None, seed));
+    }
+
+    #[test]
+    fn batch_guarantees_hold_with_lanes_on_worker_threads(
+        concurrency in 1usize..6,
+        max in 4usize..32,
+        cap in 1usize..8,
+        seed in any::<u64>(),
+    ) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(run_case(ProcessingOrder::Partition, concurrency, max, Some(cap), seed));
     }
 }

@@ -365,6 +365,46 @@ mod tests {
         }
 
         #[test]
+        fn committable_never_passes_an_unfinished_batch(
+            (offsets, _) in offsets_and_order(),
+            sizes in prop::collection::vec(1usize..9, 200),
+            seed in any::<u64>(),
+        ) {
+            // Consecutive runs of the tracked offsets (a lane's batches), finished in any order.
+            let mut batches: Vec<&[i64]> = Vec::new();
+            let (mut rest, mut i) = (&offsets[..], 0);
+            while !rest.is_empty() {
+                let (b, r) = rest.split_at(sizes[i % sizes.len()].min(rest.len()));
+                batches.push(b);
+                rest = r;
+                i += 1;
+            }
+            let mut order: Vec<usize> = (0..batches.len()).collect();
+            let mut x = seed | 1;
+            for k in (1..order.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order.swap(k, (x % (k as u64 + 1)) as usize);
+            }
+            let mut t = OffsetTracker::new();
+            for &o in &offsets {
+                t.track(o).expect("increasing");
+            }
+            let mut done = vec![false; batches.len()];
+            for &b in &order {
+                let (first, last) = (batches[b][0], batches[b][batches[b].len() - 1]);
+                prop_assert_eq!(t.complete_range(first, last), batches[b].len());
+                prop_assert_eq!(t.complete_range(first, last), 0, "twice");
+                done[b] = true;
+                let lowest = batches.iter().zip(&done).find(|(_, d)| !**d).map(|(b, _)| b[0]);
+                let end = offsets[offsets.len() - 1] + 1;
+                prop_assert_eq!(t.committable(), Some(lowest.unwrap_or(end)));
+            }
+            prop_assert_eq!((t.unfinished(), t.window_len()), (0, 0));
+        }
+
+        #[test]
         fn interleaved_track_and_complete((offsets, order) in offsets_and_order()) {
             // Track in order while completing whatever is already tracked, in the random order.
             let mut t = OffsetTracker::new();
