@@ -3,7 +3,9 @@
 //! # Where to start
 //! - [`ConsumerConfig::from_properties`]: the configuration, with Kafka's property names.
 //! - [`Consumer`]: subscribe, [`run`](Consumer::run) a [`Handler`](processing::Handler), pause,
-//!   seek, commit; [`Consumer::stream`] for a loop of [`Delivery`]s instead.
+//!   seek, commit; [`Consumer::run_batch`] for a [`BatchHandler`](processing::BatchHandler) of
+//!   whole [`Batch`](processing::Batch)es of a partition; [`Consumer::stream`] for a loop of
+//!   [`Delivery`]s instead.
 //! - [`processing::ConsumerRecord`]: what a handler gets.
 //! - [`ConsumerRebalanceListener`] and [`ShutdownHandle::on_signals`].
 //!
@@ -19,7 +21,7 @@
 //! - [`fetcher`]: Fetch from each partition's leader (sessions, topic ids, leader epochs,
 //!   isolation levels) into the engine; offset initialisation.
 //! - [`Consumer`]: the public API — configuration from Kafka properties, subscribe / pattern /
-//!   assign, `run(handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
+//!   assign, `run(handler)`, `run_batch(batch_handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
 //! - [`otel`]: OpenTelemetry traces (a span per record processed, parented by its `traceparent`
 //!   header; rebalance and commit spans) and `init`, a global subscriber with an OTLP exporter.
 //! - [`telemetry`]: the exporter that sends the telemetry events and state snapshots to the

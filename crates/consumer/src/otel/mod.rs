@@ -6,7 +6,9 @@
 //!   (`messaging.system`=`kafka`, `messaging.operation.type`=`process`, destination, partition,
 //!   offset, key when UTF-8, consumer group, client id). Its parent is the remote span the
 //!   record's W3C `traceparent`/`tracestate` headers name ([`extract_context`]); without a valid
-//!   header it is a root span. The handler's own spans nest under it.
+//!   header it is a root span. The handler's own spans nest under it. A batch handler's call has
+//!   one such span for the batch (`messaging.batch.message_count`, first and last offsets), a
+//!   root span linked to each record's `traceparent`.
 //! - **rebalance** (from `mooring-coordinator`): one per rebalance, with children `join`, `sync`,
 //!   `partitions_revoked`, `partitions_assigned`, `partitions_lost` as they happen; a commit
 //!   made while revoking nests under `partitions_revoked`.

@@ -112,8 +112,8 @@ impl<H: Dispatch> Drop for StoppingGuard<'_, H> {
 
 /// Runs a [`Handler`](super::Handler) over the records the fetcher submits (or a
 /// [`BatchHandler`](super::BatchHandler) over batches of them, given as
-/// [`Batches`](super::Batches)), with bounded concurrency, ordering per partition (or key), bounded buffers with backpressure, a `max.poll.interval.ms` watchdog
-/// and commit tracking. Cloning gives another handle to the same engine. Dropping every handle
+/// [`Batches`](super::Batches)), with bounded concurrency, ordering per partition (or key),
+/// bounded buffers with backpressure, a `max.poll.interval.ms` watchdog and commit tracking. Cloning gives another handle to the same engine. Dropping every handle
 /// without [`shutdown`](Self::shutdown) lets running handlers, and the records already buffered,
 /// finish on the runtime; call `shutdown` to stop and learn what to commit.
 ///

@@ -40,21 +40,22 @@ pub enum ProcessingEvent {
         /// Bytes buffered, not yet started.
         buffered_bytes: usize,
     },
-    /// A handler has run longer than `max.poll.interval.ms` (reported once per record). The
-    /// runtime leaves the group and rejoins, as Java's poll timeout does.
+    /// A handler has run longer than `max.poll.interval.ms` (reported once per record, or per
+    /// batch). The runtime leaves the group and rejoins, as Java's poll timeout does.
     PollIntervalExceeded {
         /// The record's partition.
         partition: TopicPartition,
-        /// The record's offset.
+        /// The record's offset (a batch's first offset).
         offset: i64,
         /// How long it has run.
         elapsed: Duration,
     },
-    /// A handler returned an error (or panicked); `action` says what the engine does next.
+    /// A handler returned an error (or panicked); `action` says what the engine does next. For a
+    /// batch handler, once per failed call, for the whole batch.
     HandlerFailed {
         /// The record's partition.
         partition: TopicPartition,
-        /// The record's offset.
+        /// The record's offset (a batch's first offset).
         offset: i64,
         /// 0 for the first attempt.
         attempt: u32,
@@ -85,9 +86,9 @@ pub enum FailureAction {
         /// The back-off.
         after: Duration,
     },
-    /// It skips the record (counted).
+    /// It skips the record, or the whole batch (counted per record).
     Skip,
-    /// It stops dispatching; the record stays uncommitted.
+    /// It stops dispatching; the record (every record of the batch) stays uncommitted.
     Stop,
 }
 
@@ -126,7 +127,7 @@ impl EventSink {
 pub struct HandlerFailure {
     /// The record's partition.
     pub partition: TopicPartition,
-    /// The record's offset: no commit of this partition passes it.
+    /// The record's offset (a batch's first offset): no commit of this partition passes it.
     pub offset: i64,
     /// Attempts made (1 + retries).
     pub attempts: u32,

@@ -132,7 +132,7 @@ pub struct OverdueHandler {
 /// A snapshot of the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessingMetrics {
-    /// Handlers running now.
+    /// Handlers running now (a batch handler's call counts once).
     pub in_flight: usize,
     /// The concurrency limit.
     pub concurrency: usize,
@@ -140,13 +140,13 @@ pub struct ProcessingMetrics {
     pub max_in_flight_observed: usize,
     /// Per partition, sorted.
     pub partitions: Vec<PartitionMetrics>,
-    /// Handler latency.
+    /// Handler latency (one observation per call: per record, or per batch).
     pub handler_latency: LatencyHistogram,
-    /// Records whose handler succeeded.
+    /// Records whose handler succeeded (every record of a batch that succeeded).
     pub completed_total: u64,
-    /// Handler errors (every attempt) and panics.
+    /// Handler errors (every attempt, a batch's counting once) and panics.
     pub failed_total: u64,
-    /// Records skipped after failing.
+    /// Records skipped after failing (every record of a skipped batch).
     pub skipped_total: u64,
     /// Retries started.
     pub retries_total: u64,

@@ -32,6 +32,17 @@
 //!   then stop or skip. Never a silent skip. A panicking handler is a failure too.
 //! - **Shutdown**: [`ProcessingEngine::shutdown`] drains the running handlers (bounded) and returns
 //!   the final committable offsets.
+//! - **Batches**: a [`BatchHandler`], given as [`Batches`], gets a partition's records a
+//!   [`Batch`] at a time instead of one by one: what the partition's lane has queued when the
+//!   call starts (every record submitted so far, from the oldest unstarted one), in offset order,
+//!   at most [`ProcessingConfig::max_batch_records`]. Consecutive batches leave no record out
+//!   (offsets skip only where the submitted records do). Ordering must be `Partition`: one batch
+//!   of a partition runs at a time, and the concurrency bound counts running batches. A batch is
+//!   one unit for the commit (the committable offset passes it once its handler succeeded, never
+//!   midway), the failure policy (retry calls again with the whole batch; skip skips all of it;
+//!   stop keeps all of it uncommitted; events and [`HandlerFailure`] name its first offset), the
+//!   watchdog (from the batch's start), a revoke and a shutdown (which wait for the running
+//!   batch within their bound). Metrics count records, and one latency per call.
 //! - **Metrics**: [`ProcessingEngine::metrics`] returns plain data (in flight, per-partition
 //!   buffers, latency histogram, counters) for the telemetry exporter.
 //!
@@ -40,11 +51,14 @@
 //! message per submit, never one per record) and awaiting the handler inline: no task is spawned
 //! per record. With ordering `Partition` the lane runs one record at a time; with `Key` and `None`
 //! it drives up to [`ProcessingConfig::concurrency`] handlers of its own (same key one at a time,
-//! keys taking turns). The global bound is a FIFO semaphore: a lane keeps its permit from one
-//! record to the next and hands it back when it goes idle or another lane waits, so partitions
-//! take turns. The lane owns the partition's [`OffsetTracker`] and publishes its committable
-//! offset, window and running record (with its start time, for the watchdog) as atomics; the
-//! commit paths, the fetcher's backpressure checks, the watchdog and the metrics read those.
+//! keys taking turns); with a batch handler, one batch at a time. The engine is generic over
+//! [`Dispatch`] (every [`Handler`], or [`Batches`]), and which loop a lane runs is a constant of
+//! that type: the per-record path carries nothing of the batch path. The global bound is a FIFO
+//! semaphore: a lane keeps its permit from one record (or batch) to the next and hands it back
+//! when it goes idle or another lane waits, so partitions take turns. The lane owns the
+//! partition's [`OffsetTracker`] and publishes its committable offset, window and running record
+//! (with its start time, for the watchdog) as atomics; the commit paths, the fetcher's
+//! backpressure checks, the watchdog and the metrics read those.
 //! Nothing on the way of a record takes a lock shared by partitions: the engine's table of lanes
 //! is locked once per call (a submit is one batch), and counters reach the shared metrics every
 //! few hundred records or when a lane goes idle. A revoke closes the lane and joins its task
