@@ -13,8 +13,12 @@
 //! runtime it is about the wall time of an idle machine, and on a machine loaded by other work it
 //! is the steadier figure.
 //!
+//! A second case runs the same rounds through a no-op batch handler ([`Batches`], as
+//! `Consumer::run_batch` does), default `max_batch_records` (500): a partition's round is one
+//! call.
+//!
 //! `cargo bench -p mooring-consumer --bench engine` runs the criterion group, then prints the
-//! best of several timed runs as CPU µs per record.
+//! best of several timed runs of each case as CPU µs per record.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -22,7 +26,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
 use mooring_consumer::processing::{
-    BatchInfo, ConsumerRecord, Handler, ProcessingConfig, ProcessingEngine,
+    Batch, BatchInfo, Batches, ConsumerRecord, Dispatch, ProcessingConfig, ProcessingEngine,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -61,16 +65,21 @@ async fn noop(record: ConsumerRecord) -> Result<(), String> {
     Ok(())
 }
 
+async fn noop_batch(batch: Batch) -> Result<(), String> {
+    black_box(batch.last_offset());
+    Ok(())
+}
+
 /// The engine, its partitions, the next offset of each and one value buffer shared by every
 /// record (as records of one fetch share the response's buffer).
-struct Bench<H: Handler> {
+struct Bench<H: Dispatch> {
     engine: ProcessingEngine<H>,
     partitions: Vec<TopicPartition>,
     next: i64,
     value: Bytes,
 }
 
-impl<H: Handler> Bench<H> {
+impl<H: Dispatch> Bench<H> {
     /// One fetch round's records and batches, per partition.
     fn round(&mut self) -> Vec<Fetched> {
         let base = self.next;
@@ -101,10 +110,10 @@ impl<H: Handler> Bench<H> {
     }
 }
 
-fn setup(rt: &Runtime) -> Bench<impl Handler> {
+fn setup<H: Dispatch>(rt: &Runtime, handler: H) -> Bench<H> {
     rt.block_on(async {
         let (engine, _events) =
-            ProcessingEngine::new(ProcessingConfig::default(), noop).expect("engine");
+            ProcessingEngine::new(ProcessingConfig::default(), handler).expect("engine");
         let partitions: Vec<TopicPartition> = (0..PARTITIONS)
             .map(|p| TopicPartition::new("bench", p))
             .collect();
@@ -119,7 +128,7 @@ fn setup(rt: &Runtime) -> Bench<impl Handler> {
 }
 
 /// CPU time of `iters` rounds, building the records outside the measurement.
-fn timed<H: Handler>(rt: &Runtime, bench: &mut Bench<H>, iters: u64) -> Duration {
+fn timed<H: Dispatch>(rt: &Runtime, bench: &mut Bench<H>, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let round = bench.round();
@@ -128,28 +137,39 @@ fn timed<H: Handler>(rt: &Runtime, bench: &mut Bench<H>, iters: u64) -> Duration
     total
 }
 
+/// The best of [`RUNS`] timed runs, as CPU µs per record.
+fn best_per_record<H: Dispatch>(rt: &Runtime, bench: &mut Bench<H>) -> f64 {
+    let best = (0..RUNS)
+        .map(|_| timed(rt, bench, ITERS_PER_RUN))
+        .min()
+        .unwrap_or_default();
+    best.as_secs_f64() * 1e6 / (ITERS_PER_RUN * RECORDS_PER_ITER) as f64
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let mut bench = setup(&rt);
+    let mut records = setup(&rt, noop);
+    let mut batches = setup(&rt, Batches(noop_batch));
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("engine");
     group.throughput(Throughput::Elements(RECORDS_PER_ITER));
     group.bench_function("12 partitions x 500 records, no-op handler", |b| {
-        b.iter_custom(|iters| timed(&rt, &mut bench, iters))
+        b.iter_custom(|iters| timed(&rt, &mut records, iters))
+    });
+    group.bench_function("12 partitions x 500 records, no-op batch handler", |b| {
+        b.iter_custom(|iters| timed(&rt, &mut batches, iters))
     });
     group.finish();
     c.final_summary();
 
-    let best = (0..RUNS)
-        .map(|_| timed(&rt, &mut bench, ITERS_PER_RUN))
-        .min()
-        .unwrap_or_default();
-    let per_record = best.as_secs_f64() * 1e6 / (ITERS_PER_RUN * RECORDS_PER_ITER) as f64;
+    let n = ITERS_PER_RUN * RECORDS_PER_ITER;
+    let per_record = best_per_record(&rt, &mut records);
+    println!("engine: best of {RUNS} runs of {n} records: {per_record:.3} µs CPU per record");
+    let per_record = best_per_record(&rt, &mut batches);
     println!(
-        "engine: best of {RUNS} runs of {} records: {per_record:.3} µs CPU per record",
-        ITERS_PER_RUN * RECORDS_PER_ITER
+        "engine, batch handler: best of {RUNS} runs of {n} records: {per_record:.3} µs CPU per record"
     );
 }
