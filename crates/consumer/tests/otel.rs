@@ -4,7 +4,8 @@
 //! each record's `process` span continues the producer's trace with the messaging
 //! semantic-convention attributes, a malformed header gives a root span (the record is still
 //! processed), the rebalance span tree has its phases in order, and commits have spans (nested
-//! under `partitions_revoked` when made while revoking).
+//! under `partitions_revoked` when made while revoking). A batch handler's call has one process
+//! span for its batch, linked to the producers' spans.
 //!
 //! The exporter is installed once for this test binary as the global `tracing` subscriber: the
 //! consumer's tasks run on a multi-thread runtime, where a thread-local default would miss them.
@@ -18,7 +19,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{stop, wait_until, Calls, Seen};
-use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::processing::{Batch, ConsumerRecord};
 use mooring_consumer::Consumer;
 use mooring_consumer::ConsumerConfig;
 use mooring_testkit::{unique, Cluster};
@@ -502,4 +503,86 @@ async fn a_commit_while_revoking_nests_under_partitions_revoked() {
         Some("ok")
     );
     assert_within(commit, revoked);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_has_one_process_span_linked_to_its_records_traces() {
+    otel();
+    let cluster = Cluster::shared();
+    let topic = unique("otel-batch");
+    let group = unique("otel-batch-g");
+    cluster.create_topic(&topic, 1);
+    let spec = serde_json::json!([
+        [0, "k0", "v0", [["traceparent", format!("00-{T1}-{S1}-01")]]],
+        [0, "k1", "v1", [["traceparent", "00-not-a-valid-header-01"]]],
+        [0, "k2", "v2", [["traceparent", format!("00-{T2}-{S2}-01")]]],
+    ]);
+    common::produce_with_python(&cluster, PRODUCER, &topic, &spec);
+
+    let c = consumer(&cluster, &group, &[("client.id", "otel-batch-client")]);
+    c.subscribe([topic.clone()]).unwrap();
+    let handled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let run = {
+        let (c, handled) = (c.clone(), std::sync::Arc::clone(&handled));
+        tokio::spawn(async move {
+            c.run_batch(move |batch: Batch| {
+                let handled = std::sync::Arc::clone(&handled);
+                async move {
+                    handled.fetch_add(batch.len(), std::sync::atomic::Ordering::SeqCst);
+                    Ok::<(), String>(())
+                }
+                .instrument(tracing::info_span!("batch-work"))
+            })
+            .await
+        })
+    };
+    wait_until("the 3 records", Duration::from_secs(30), || {
+        handled.load(std::sync::atomic::Ordering::SeqCst) == 3
+    })
+    .await;
+    stop(&c, run).await.unwrap();
+
+    let spans = finished_spans();
+    let name = format!("process {topic}");
+    let batches: Vec<&SpanData> = spans.iter().filter(|s| s.name == name).collect();
+    assert!(!batches.is_empty(), "a process span per batch");
+    let mut counted = 0;
+    let mut linked = Vec::new();
+    for s in &batches {
+        assert_eq!(s.span_kind, SpanKind::Consumer);
+        assert_eq!(s.parent_span_id, SpanId::INVALID, "a root span");
+        assert_eq!(
+            attr_str(s, "messaging.destination.partition.id").as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            attr_str(s, "messaging.consumer.group.name"),
+            Some(group.clone())
+        );
+        assert_eq!(attr_i64(s, "mooring.attempts"), Some(1));
+        assert!(
+            attr(s, "messaging.kafka.offset").is_none(),
+            "no single offset"
+        );
+        let n = attr_i64(s, "messaging.batch.message_count").expect("message count");
+        let first = attr_i64(s, "mooring.batch.first_offset").expect("first");
+        let last = attr_i64(s, "mooring.batch.last_offset").expect("last");
+        assert_eq!(last - first + 1, n, "{first}..={last}");
+        counted += n;
+        linked.extend(s.links.iter().map(|l| {
+            let cx = &l.span_context;
+            (cx.trace_id().to_string(), cx.span_id().to_string())
+        }));
+        let kids = children(&spans, s);
+        assert_eq!(names(&kids), ["batch-work"]);
+        assert_within(kids[0], s);
+    }
+    assert_eq!(counted, 3);
+    linked.sort();
+    let mut want = vec![
+        (T1.to_owned(), S1.to_owned()),
+        (T2.to_owned(), S2.to_owned()),
+    ];
+    want.sort();
+    assert_eq!(linked, want, "a link per valid traceparent");
 }

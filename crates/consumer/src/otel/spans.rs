@@ -75,7 +75,7 @@ pub(crate) fn process_span(record: &ConsumerRecord, info: &TraceInfo) -> Span {
 /// messaging attributes) with `messaging.batch.message_count` and the batch's first and last
 /// offsets instead of one record's offset and key. A root span, linked to the span named by each
 /// record's valid `traceparent` header (the semantic conventions' batch processing: one trace
-/// cannot have several parents).
+/// cannot have several parents); the SDK keeps up to its link limit (128 by default).
 pub(crate) fn batch_span(batch: &Batch, info: &TraceInfo) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
