@@ -431,6 +431,23 @@ async fn retry_calls_again_with_the_whole_batch_then_applies_the_policy() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn after_a_stop_a_started_record_runs_alone_not_a_batch() {
+    // Partition 1's submit started its first record before partition 0's batch failed: that
+    // record runs (as a running one would), and nothing queued behind it.
+    let calls = Arc::default();
+    let (engine, _events) =
+        ProcessingEngine::new(config(4, 10), failing_at(0, usize::MAX, Arc::clone(&calls)))
+            .expect("engine");
+    engine.add_partitions([tp(0), tp(1)]);
+    engine.submit(&tp(0), records(0..3)).expect("submit");
+    engine.submit(&tp(1), records(10..15)).expect("submit");
+    assert!(engine.drained(LONG).await);
+    assert_eq!(engine.failure().map(|f| f.offset), Some(0));
+    assert_eq!(*calls.lock().expect("lock"), vec![vec![0, 1, 2], vec![10]]);
+    assert_eq!(engine.committable_offset(&tp(1)), Some(11));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_panicking_batch_handler_is_a_failure() {
     let (engine, _events) = ProcessingEngine::new(
         config(1, 2),

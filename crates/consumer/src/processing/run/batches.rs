@@ -70,11 +70,13 @@ impl<H: Dispatch> Lane<H> {
         }
     }
 
-    /// The next batch's records, claimed from the buffer: up to `cap` from the oldest. Closed
-    /// since: only a record its submit started (nothing else may start).
+    /// The next batch's records, claimed from the buffer: up to `cap` from the oldest. Closed or
+    /// halted since: only a record its submit started (nothing else may start).
     fn take_batch(&mut self, cap: usize) -> Vec<Item> {
         let (mut n, prestarted) = self.inbox.peek(cap);
-        if n > prestarted && !self.state.claim_many(n - prestarted) {
+        let claimed =
+            n == prestarted || (!self.ctx.is_halted() && self.state.claim_many(n - prestarted));
+        if !claimed {
             n = usize::from(self.inbox.next_is_prestarted());
         }
         let mut items = Vec::with_capacity(n);
