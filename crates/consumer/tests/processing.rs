@@ -379,6 +379,60 @@ proptest::proptest! {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn records_their_submits_started_stay_within_the_bound() {
+    // Two submits find partition 0 idle and each start a record with a permit of its own; when
+    // the first ends while other partitions wait for permits, the second still holds one.
+    let gates = Gates::default();
+    let conc = Arc::new(Concurrency::default());
+    let (started_tx, mut started) = mpsc::channel(64);
+    let handler = {
+        let (gates, conc) = (gates.clone(), Arc::clone(&conc));
+        move |r: ConsumerRecord| {
+            let (gates, conc, started) = (gates.clone(), Arc::clone(&conc), started_tx.clone());
+            async move {
+                conc.enter(r.partition());
+                let _ = started.send((r.partition(), r.offset())).await;
+                gates.pass(r.partition(), r.offset()).await;
+                conc.exit(r.partition());
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let (engine, _events) =
+        ProcessingEngine::new(config(2, ProcessingOrder::Partition), handler).expect("engine");
+    engine.add_partitions((0..3).map(tp));
+    for (p, o) in [(0, 0), (0, 1), (1, 0), (2, 0)] {
+        gates.close(p, o);
+        engine.submit(&tp(p), records(o..o + 1)).expect("submit");
+    }
+    assert_eq!(next_start(&mut started).await, (0, 0));
+    gates.open(0, 0);
+    let mut now = vec![
+        next_start(&mut started).await,
+        next_start(&mut started).await,
+    ];
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        conc.max.load(AtomicOrdering::SeqCst),
+        2,
+        "running past the bound"
+    );
+    // The rest in turn: each gate opened lets the last one start.
+    while let Some((p, o)) = now.pop() {
+        gates.open(p, o);
+        if let Ok(Some(next)) = tokio::time::timeout(Duration::from_secs(1), started.recv()).await {
+            now.push(next);
+        }
+    }
+    assert!(engine.drained(LONG).await);
+    assert_eq!(conc.max.load(AtomicOrdering::SeqCst), 2);
+    for p in 0..3 {
+        assert!(engine.committable_offset(&tp(p)).is_some_and(|c| c >= 1));
+    }
+    assert_eq!(engine.committable_offset(&tp(0)), Some(2));
+}
+
 // ---- commit tracking, revoke, loss, shutdown ----------------------------------------------------
 
 #[tokio::test(start_paused = true)]

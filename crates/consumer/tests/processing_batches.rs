@@ -508,6 +508,45 @@ async fn the_concurrency_bound_counts_running_batches() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn records_their_submits_started_keep_their_permits_past_the_cap() {
+    // Two submits find partition 0 idle and each start a record with a permit of its own; a cap
+    // of one leaves the second for the next batch, which must still hold that permit when the
+    // first ends and other partitions wait for one.
+    let world = World::default();
+    let (started, mut starts) = mpsc::unbounded_channel();
+    let (engine, _events) =
+        ProcessingEngine::new(config(2, 1), world.handler(started)).expect("engine");
+    engine.add_partitions((0..3).map(tp));
+    for (p, o) in [(0, 0), (0, 1), (2, 0), (1, 0)] {
+        world.close(p, o);
+        engine.submit(&tp(p), records(o..o + 1)).expect("submit");
+    }
+    let mut running = vec![next_start(&mut starts).await];
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    running.extend(std::iter::from_fn(|| starts.try_recv().ok()));
+    assert_eq!(
+        running.len(),
+        1,
+        "{running:?}: partition 0 holds both permits"
+    );
+    while let Some((p, offsets)) = running.pop() {
+        world.open(p, offsets[0]);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        running.extend(std::iter::from_fn(|| starts.try_recv().ok()));
+        assert!(
+            world.max_running.load(AtomicOrdering::SeqCst) <= 2,
+            "past the bound"
+        );
+    }
+    assert!(engine.drained(LONG).await);
+    assert_eq!(world.max_running.load(AtomicOrdering::SeqCst), 2);
+    assert_eq!(
+        world.offsets(),
+        BTreeMap::from([(0, vec![0, 1]), (1, vec![0]), (2, vec![0])])
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_watchdog_sees_a_batchs_start() {
     let world = World::default();
     let (started, mut starts) = mpsc::unbounded_channel();

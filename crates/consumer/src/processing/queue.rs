@@ -60,6 +60,11 @@ impl Inbox {
         self.batches.front().is_some_and(|c| c.prestarted)
     }
 
+    /// Records waiting that their submit started (each holds a permit of its own).
+    pub(crate) fn prestarted(&self) -> usize {
+        self.batches.iter().filter(|c| c.prestarted).count()
+    }
+
     /// Of the next `max` records (or fewer, if fewer wait): how many there are, and how many of
     /// them their submit started.
     pub(crate) fn peek(&self, max: usize) -> (usize, usize) {

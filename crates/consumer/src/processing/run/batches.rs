@@ -39,7 +39,7 @@ pub(super) async fn run_batches<H: Dispatch>(mut lane: Lane<H>) {
                 lane.halt().await;
                 return;
             }
-            if lane.held == 0 {
+            if lane.held <= lane.inbox.prestarted() {
                 if !lane.acquire().await {
                     return;
                 }
@@ -53,8 +53,9 @@ pub(super) async fn run_batches<H: Dispatch>(mut lane: Lane<H>) {
         }
         lane.run_batch(items, &tp).await;
         lane.absorb_ready();
+        // Records their submits started keep their permits until they run.
         let more = !lane.inbox.is_empty();
-        lane.yield_permits(0, more);
+        lane.yield_permits(lane.inbox.prestarted(), more);
     }
 }
 
@@ -91,9 +92,11 @@ impl<H: Dispatch> Lane<H> {
 
     /// Runs one batch in the task itself, holding one permit.
     async fn run_batch(&mut self, items: Vec<Item>, tp: &Arc<TopicPartition>) {
-        // Several submits may each have started a record: one permit is the batch's.
-        if self.held > 1 {
-            self.release(self.held - 1);
+        // Several submits may each have started a record: one permit is the batch's, and those
+        // started records still waiting (past the cap) keep theirs.
+        let keep = 1 + self.inbox.prestarted();
+        if self.held > keep {
+            self.release(self.held - keep);
         }
         let bytes: usize = items
             .iter()
