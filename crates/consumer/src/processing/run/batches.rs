@@ -49,6 +49,10 @@ pub(super) async fn run_batches<H: Dispatch>(mut lane: Lane<H>) {
         lane.absorb_ready();
         let items = lane.take_batch(cap);
         if items.is_empty() {
+            // Closed, or halted since the look above.
+            if !lane.state.is_closed() && lane.ctx.is_halted() {
+                lane.halt().await;
+            }
             return;
         }
         lane.run_batch(items, &tp).await;
