@@ -19,6 +19,12 @@
 //! (`/proc/self/stat`; null elsewhere than Linux). The JSON line's `telemetry` is then `{sent, failures, dropped}`: events
 //! the sidecar accepted and failed POSTs by the end of the timed part, events lost in all (after
 //! the exporter's last flush); `null` without the exporter.
+//!
+//! `--idle` (instead of `--messages`) consumes until SIGTERM or SIGINT, for `scripts/bench-idle`,
+//! which measures what a consumer costs when there is nothing to consume: one JSON line
+//! `{"event":"ready",...}` once the consumer has partitions assigned and a position for each
+//! (checked every 100 ms until then, never after, so the check costs nothing while measured),
+//! and at the end the JSON line with `records` (whatever was consumed) and `cpu_secs`.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,8 +49,12 @@ struct Args {
     #[arg(long)]
     topic: String,
     /// Stop after this many records.
-    #[arg(long)]
-    messages: u64,
+    #[arg(long, required_unless_present = "idle")]
+    messages: Option<u64>,
+    /// Consume until SIGTERM or SIGINT (no record limit, no --timeout-secs); print a `ready` line
+    /// once every assigned partition has a position.
+    #[arg(long, conflicts_with = "messages")]
+    idle: bool,
     /// The consumer group (use a fresh one so consumption starts at the earliest offset).
     #[arg(long)]
     group: String,
@@ -126,7 +136,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+fn consumer(args: &Args) -> Result<Consumer, Box<dyn std::error::Error>> {
     let mut props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), args.bootstrap_server.clone()),
         ("group.id".into(), args.group.clone()),
@@ -141,10 +151,16 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         props.push((k.to_owned(), v.to_owned()));
     }
     let config = ConsumerConfig::from_properties(props)?;
-    let consumer = Consumer::new(config)?;
+    Ok(Consumer::new(config)?)
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let consumer = consumer(&args)?;
+    let Some(target) = args.messages else {
+        return idle(&consumer, &args.topic).await;
+    };
     let shutdown = consumer.shutdown_handle();
     let counts = Arc::new(Counts::default());
-    let target = args.messages;
     let exporter = match &args.telemetry {
         Some(url) => Some(TelemetryExporter::spawn(
             &consumer,
@@ -204,6 +220,58 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "records_per_sec": target as f64 / consume,
             "mib_per_sec": bytes as f64 / 1048576.0 / consume,
             "telemetry": telemetry,
+            "cpu_secs": process_cpu_secs(),
+        })
+    );
+    Ok(())
+}
+
+/// `--idle`: consumes until SIGTERM/SIGINT; prints the `ready` line once every assigned partition
+/// has a position, and the records consumed and CPU seconds at the end.
+async fn idle(consumer: &Consumer, topic: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let shutdown = consumer.shutdown_handle();
+    let signals = shutdown.on_signals();
+    let records = Arc::new(AtomicU64::new(0));
+    let begun = Instant::now();
+    consumer.subscribe([topic.to_owned()])?;
+    let handler = {
+        let records = Arc::clone(&records);
+        move |_record: ConsumerRecord| {
+            let records = Arc::clone(&records);
+            async move {
+                records.fetch_add(1, Ordering::Relaxed);
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let ready = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        while !shutdown.is_shutdown() {
+            tick.tick().await;
+            let assigned = consumer.assignment();
+            if !assigned.is_empty() && assigned.iter().all(|tp| consumer.position(tp).is_some()) {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "event": "ready",
+                        "assigned": assigned.len(),
+                        "secs": begun.elapsed().as_secs_f64(),
+                    })
+                );
+                return;
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(consumer.run(handler), ready);
+    signals.abort();
+    result?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "client": "mooring",
+            "idle": true,
+            "records": records.load(Ordering::Relaxed),
+            "total_secs": begun.elapsed().as_secs_f64(),
             "cpu_secs": process_cpu_secs(),
         })
     );
