@@ -61,6 +61,7 @@
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
+mod last_plan;
 mod partition_errors;
 pub(crate) mod positions;
 pub(crate) mod records;
@@ -90,10 +91,12 @@ use crate::processing::{Dispatch, ProcessingEngine, SubmitError};
 use crate::shared::Shared;
 use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo};
 use crate::TopicPartition;
+use last_plan::LastPlan;
 use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
 use session::{FetchSession, PartitionRequest, SessionRequest};
 
-/// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered).
+/// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
+/// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
 const IDLE_TICK: Duration = Duration::from_millis(100);
 
 /// Per-partition fetch sizes below `max.partition.fetch.bytes` are multiples of this, so the
@@ -136,6 +139,8 @@ pub(crate) struct Fetcher<H: Dispatch> {
     /// compressed): requests ask for the budget's room divided by it, so that the decompressed
     /// batches, which the records hold, fit the budget.
     expansion: f64,
+    /// What the last plan was made from, to skip planning on idle ticks.
+    last_plan: Option<LastPlan>,
 }
 
 impl<H: Dispatch> Drop for Fetcher<H> {
@@ -175,6 +180,7 @@ impl<H: Dispatch> Fetcher<H> {
             reserved: HashMap::new(),
             memory_full: false,
             expansion: 1.0,
+            last_plan: None,
         }
     }
 
@@ -208,13 +214,16 @@ impl<H: Dispatch> Fetcher<H> {
     /// abandoned on return: their records were never handed out.
     pub(crate) async fn run(mut self) {
         let mut shutdown = self.shared.shutdown.subscribe();
+        // Whether something else than the idle tick ran this iteration.
+        let mut woken = true;
         while !self.shared.is_shutting_down() {
             self.shared.loop_tick();
-            self.initialize_positions();
+            self.initialize_positions(woken);
             if self.refresh_metadata || self.errors.recheck_due(Instant::now()) {
                 self.refresh().await;
             }
-            self.send_fetches();
+            self.send_fetches(woken);
+            woken = true;
             let wake = self.shared.wake.notified();
             // A partition's back-off may end before the idle tick.
             let now = Instant::now();
@@ -251,7 +260,7 @@ impl<H: Dispatch> Fetcher<H> {
                 _ = wake => {}
                 _ = self.shared.memory.released(), if self.memory_full => {}
                 _ = shutdown.changed() => {}
-                _ = tokio::time::sleep(tick) => {}
+                _ = tokio::time::sleep(tick) => woken = tick < IDLE_TICK,
             }
         }
         self.in_flight.abort_all();
@@ -261,9 +270,13 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// Starts offset initialisation in its own task when partitions need it, so a slow look-up
-    /// (a leader not yet elected, a coordinator moving) never holds up fetching the others.
-    fn initialize_positions(&mut self) {
+    /// (a leader not yet elected, a coordinator moving) never holds up fetching the others. An
+    /// idle tick (`woken` false) looks only when a failed look-up's retry is due: a partition
+    /// comes to need a position with a wake (assignment, seek to the beginning or end, an answer
+    /// out of range), and looking goes over every assigned partition.
+    fn initialize_positions(&mut self, woken: bool) {
         if self.positions_task.is_some()
+            || (!woken && self.positions_retry_at.is_none())
             || self.positions_retry_at.is_some_and(|t| Instant::now() < t)
             || !positions::needed(&self.shared)
         {
@@ -460,11 +473,12 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// Plans and sends one Fetch to every broker that leads a partition to fetch and has none in
-    /// flight nor a back-off running, while the memory budget has room.
-    /// Planning looks at every assigned partition, so it is skipped when no request could go
-    /// (every broker busy or backed off, or the budget full): with 1,000 partitions, planning on
-    /// every wake of the loop took a sixth of the consumer's CPU.
-    fn send_fetches(&mut self) {
+    /// flight nor a back-off running, while the memory budget has room; on an idle tick
+    /// (`woken` false) nothing while the last plan stands. Planning looks at every assigned
+    /// partition, so it is skipped when no request could go (every broker busy or backed off,
+    /// or the budget full): with 1,000 partitions, planning on every wake of the loop took a
+    /// sixth of the consumer's CPU.
+    fn send_fetches(&mut self, woken: bool) {
         let metadata = self.shared.fetch_client.cached_metadata();
         let now = Instant::now();
         self.memory_full = self.request_max_bytes().is_none();
@@ -474,7 +488,9 @@ impl<H: Dispatch> Fetcher<H> {
         if self.memory_full || !broker_free {
             return;
         }
-        let by_leader = self.plan(&metadata, now);
+        let Some(by_leader) = self.plan_round(&metadata, now, woken) else {
+            return;
+        };
         // Brokers that lead nothing to fetch any more: their session partitions are forgotten
         // with the next request there; meanwhile the broker may still answer for them, and those
         // answers are dropped (position or assignment check).

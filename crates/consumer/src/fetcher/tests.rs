@@ -99,6 +99,22 @@ impl Harness {
         Some(plan)
     }
 
+    /// One round of the fetch loop as `send_fetches` plays it, `woken` or on an idle tick: what it
+    /// sends to [`NODE`] (recorded as sent; nothing while NODE has a Fetch in flight), `None`
+    /// when it planned nothing.
+    fn round(&mut self, metadata: &Arc<Metadata>, woken: bool) -> Option<Vec<TopicPartition>> {
+        let mut by_leader = self.fetcher.plan_round(metadata, Instant::now(), woken)?;
+        let listed = match by_leader.remove(&NODE) {
+            Some(wanted) if !self.fetcher.busy.contains(&NODE) => {
+                let (plan, _ids) = self.fetcher.session_plan(NODE, wanted, metadata);
+                self.fetcher.busy.insert(NODE);
+                plan.session.keys().cloned().collect()
+            }
+            _ => Vec::new(),
+        };
+        Some(listed)
+    }
+
     /// Hands the fetcher an answer from [`NODE`] with this session id.
     fn answer_in(&mut self, session_id: i32, partitions: Vec<(TopicPartition, PartitionData)>) {
         let mut responses: Vec<FetchableTopicResponse> = Vec::new();
@@ -613,4 +629,71 @@ async fn requests_ask_for_what_the_memory_budget_has_room_for() {
         Some(512 * 1024),
         "nothing held: a request always goes"
     );
+}
+
+/// An idle tick while every broker of the last plan waits on its Fetch plans nothing (planning
+/// goes over every assigned partition, ten times a second when idle, and could send nothing);
+/// anything that may change the plan plans again: a wake, new metadata, a new assignment, an
+/// answer, a partition's back-off ending.
+#[tokio::test(start_paused = true)]
+async fn an_idle_tick_plans_nothing_while_the_last_plan_waits_on_its_fetch() {
+    let (a0, a1) = (tp("a", 0), tp("a", 1));
+    let md = Arc::new(metadata(&[("a", 2)]));
+    let mut h = harness(&[a0.clone(), a1.clone()]);
+    assert_eq!(h.round(&md, true), Some(vec![a0.clone(), a1.clone()]));
+    assert_eq!(h.round(&md, false), None, "idle tick, the Fetch in flight");
+    assert_eq!(
+        h.round(&md, true),
+        Some(vec![]),
+        "woken: planned (NODE busy)"
+    );
+
+    let refreshed = Arc::new(metadata(&[("a", 2)]));
+    assert_eq!(h.round(&refreshed, false), Some(vec![]), "new metadata");
+    assert_eq!(h.round(&refreshed, false), None);
+    h.fetcher.shared.assignment_changed();
+    assert_eq!(h.round(&refreshed, false), Some(vec![]), "new assignment");
+    assert_eq!(h.round(&refreshed, false), None);
+
+    // The answer frees NODE: the next tick plans, without a0, backed off for retry.backoff.ms.
+    h.answer(vec![(a0.clone(), error(0, ErrorCode::NotLeaderOrFollower))]);
+    assert_eq!(h.round(&refreshed, false), Some(vec![a1.clone()]));
+    assert_eq!(h.round(&refreshed, false), None);
+    advance(100 * MS).await;
+    assert_eq!(
+        h.round(&refreshed, false),
+        Some(vec![]),
+        "a0's back-off ended: planned (NODE still busy)"
+    );
+    h.answer(vec![]);
+    assert_eq!(h.round(&refreshed, false), Some(vec![a0, a1]));
+}
+
+/// An idle tick does not go over the partitions looking for one without a position: a partition
+/// comes to need one only with a wake (an assignment, a seek to the beginning or end, an answer
+/// out of range); a look-up that failed is retried on a tick once its back-off ends.
+#[tokio::test(start_paused = true)]
+async fn an_idle_tick_looks_up_offsets_only_when_a_retry_is_due() {
+    let a0 = tp("a", 0);
+    let mut h = harness(std::slice::from_ref(&a0));
+    h.fetcher
+        .shared
+        .subs()
+        .seek_to_beginning([a0.clone()])
+        .expect("seek");
+    h.fetcher.initialize_positions(false);
+    assert!(h.fetcher.positions_task.is_none(), "idle tick: no look-up");
+    h.fetcher.initialize_positions(true);
+    assert!(h.fetcher.positions_task.is_some(), "woken: looked up");
+
+    // The look-up failed: retried after the back-off, on a tick.
+    if let Some(task) = h.fetcher.positions_task.take() {
+        task.abort();
+    }
+    h.fetcher.positions_retry_at = Some(Instant::now() + 100 * MS);
+    h.fetcher.initialize_positions(false);
+    assert!(h.fetcher.positions_task.is_none(), "back-off running");
+    advance(100 * MS).await;
+    h.fetcher.initialize_positions(false);
+    assert!(h.fetcher.positions_task.is_some(), "retry due: looked up");
 }

@@ -1,0 +1,83 @@
+//! What the fetch loop's last plan was made from, so that an idle tick can tell that planning
+//! again could send nothing and skip it.
+//!
+//! Planning goes over every assigned partition (the engine's backpressure, the subscription,
+//! leaders, sizes), and the loop ticks every 100 ms when nothing wakes it: with 1,000 idle
+//! partitions, planning on those ticks was most of the consumer's CPU while each broker
+//! long-polled its Fetch for `fetch.max.wait.ms`. What changes a plan comes with a wake of its own
+//! (an answer, a seek, a pause or resume, a rebalance, positions found, backpressure lifted), with
+//! new metadata, or with time (a partition's back-off ending). So on a tick with nothing else going
+//! on, the last plan stands if it was made from the same metadata snapshot and assignment, no
+//! partition's back-off has ended since, and every broker it wanted still waits on its Fetch:
+//! nothing could be sent to them. A broker not waiting (backed off, say) makes every tick plan, as
+//! before. A backpressure pause has no wake: the next plan syncs it, as the next tick did, and
+//! meanwhile the engine takes from an answer only what fits (the rest is fetched again).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use mooring_coordinator::metadata::Metadata;
+use tokio::time::Instant;
+
+use super::session::PartitionRequest;
+use super::Fetcher;
+use crate::processing::Dispatch;
+use crate::TopicPartition;
+
+/// The inputs of the last plan and the brokers it wanted.
+pub(crate) struct LastPlan {
+    pub(crate) metadata: Arc<Metadata>,
+    pub(crate) assignment_epoch: u64,
+    /// The brokers with partitions to fetch in it.
+    pub(crate) nodes: BTreeSet<i32>,
+    /// The first partition back-off to end after it (a partition to list again).
+    pub(crate) backoff_ends: Option<Instant>,
+}
+
+impl LastPlan {
+    /// Whether planning again now could only send nothing (see the module docs); `busy`: the
+    /// brokers with a Fetch in flight.
+    pub(crate) fn stands(
+        &self,
+        metadata: &Arc<Metadata>,
+        assignment_epoch: u64,
+        busy: &BTreeSet<i32>,
+        now: Instant,
+    ) -> bool {
+        Arc::ptr_eq(&self.metadata, metadata)
+            && self.assignment_epoch == assignment_epoch
+            && self.backoff_ends.is_none_or(|t| now < t)
+            && !self.nodes.is_empty()
+            && self.nodes.is_subset(busy)
+    }
+}
+
+impl<H: Dispatch> Fetcher<H> {
+    /// The partitions to fetch now, by leader ([`plan`](Self::plan)), or `None` on an idle tick
+    /// (`woken` false: nothing but the tick ran the loop) while the last plan stands: every
+    /// broker it wanted waits on its Fetch, nothing changed (see the module docs).
+    pub(super) fn plan_round(
+        &mut self,
+        metadata: &Arc<Metadata>,
+        now: Instant,
+        woken: bool,
+    ) -> Option<BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>>> {
+        let epoch = self.shared.assignment_epoch();
+        if !woken
+            && self
+                .last_plan
+                .as_ref()
+                .is_some_and(|last| last.stands(metadata, epoch, &self.busy, now))
+        {
+            return None;
+        }
+        let by_leader = self.plan(metadata, now);
+        self.last_plan = Some(LastPlan {
+            metadata: Arc::clone(metadata),
+            assignment_epoch: epoch,
+            nodes: by_leader.keys().copied().collect(),
+            backoff_ends: self.errors.next_expiry(now),
+        });
+        Some(by_leader)
+    }
+}
