@@ -79,6 +79,17 @@ pub const GROUP_KEYS: &[KeySpec] = &[
     key("mooring.leave.group.on.close", BOOL, ""),
     key("mooring.commit.retries", ValueKind::PositiveInt, "5"),
     key("mooring.events.capacity", ValueKind::PositiveInt, "1024"),
+    key(
+        "group.protocol",
+        ValueKind::OneOf(&["classic", "consumer"]),
+        "classic",
+    ),
+    key("group.remote.assignor", ValueKind::String, ""),
+    key(
+        "mooring.unreleased.instance.timeout.ms",
+        ValueKind::Millis,
+        "600000",
+    ),
 ];
 
 /// The consumer runtime's own keys.

@@ -15,6 +15,9 @@
 //! | `mooring.leave.group.on.close` | `true` dynamic, `false` static | send LeaveGroup on close |
 //! | `mooring.commit.retries` | 5 | attempts of a commit or offset fetch on retriable errors |
 //! | `mooring.events.capacity` | 1024 | capacity of the event channel (events are dropped, and counted, when full) |
+//! | `group.protocol` | `classic` | `classic` (JoinGroup/SyncGroup, client-side assignors) or `consumer` (KIP-848: ConsumerGroupHeartbeat, the broker assigns) |
+//! | `group.remote.assignor` | none (the broker's default, `uniform`) | `consumer` only: the broker-side assignor, `uniform` or `range` |
+//! | `mooring.unreleased.instance.timeout.ms` | 600000 | `consumer` only: how long a static member retries UNRELEASED_INSTANCE_ID (its `group.instance.id` still held by the process it replaces) before it fails; Kubernetes' default rollout deadline |
 //!
 //! The default is `cooperative-sticky` alone, so a rebalance revokes only the partitions that
 //! move. Java's default, `range,cooperative-sticky`, is eager: the rebalance protocol is
@@ -60,6 +63,29 @@ impl FencedPolicy {
     }
 }
 
+/// `group.protocol`: which group protocol the member speaks.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupProtocol {
+    /// JoinGroup → SyncGroup → Heartbeat → LeaveGroup, assignments computed by the group's leader.
+    #[default]
+    Classic,
+    /// KIP-848: ConsumerGroupHeartbeat, assignments computed by the broker.
+    Consumer,
+}
+
+impl GroupProtocol {
+    /// The property value (`classic`, `consumer`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupProtocol::Classic => "classic",
+            GroupProtocol::Consumer => "consumer",
+        }
+    }
+}
+
 /// The group member's configuration.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -88,6 +114,12 @@ pub struct GroupConfig {
     pub commit_retries: u32,
     /// `mooring.events.capacity`.
     pub event_capacity: usize,
+    /// `group.protocol`.
+    pub protocol: GroupProtocol,
+    /// `group.remote.assignor` (`consumer` protocol only); `None` lets the broker choose.
+    pub remote_assignor: Option<String>,
+    /// `mooring.unreleased.instance.timeout.ms` (`consumer` protocol only).
+    pub unreleased_instance_timeout: Duration,
 }
 
 impl GroupConfig {
@@ -116,6 +148,9 @@ impl GroupConfig {
             leave_group_on_close: None,
             commit_retries: 5,
             event_capacity: 1024,
+            protocol: GroupProtocol::Classic,
+            remote_assignor: None,
+            unreleased_instance_timeout: Duration::from_millis(600_000),
         }
     }
 
@@ -180,6 +215,19 @@ impl GroupConfig {
                     config.event_capacity = value
                         .parse()
                         .map_err(|_| invalid(key, "expected a count"))?
+                }
+                "group.protocol" => {
+                    config.protocol = match value.to_ascii_lowercase().as_str() {
+                        "classic" => GroupProtocol::Classic,
+                        "consumer" => GroupProtocol::Consumer,
+                        _ => return Err(invalid(key, "expected classic or consumer")),
+                    }
+                }
+                "group.remote.assignor" => {
+                    config.remote_assignor = (!value.is_empty()).then(|| value.to_owned())
+                }
+                "mooring.unreleased.instance.timeout.ms" => {
+                    config.unreleased_instance_timeout = millis(key, value)?
                 }
                 _ => {}
             }
@@ -325,8 +373,9 @@ mod tests {
     fn the_default_strategy_rebalances_cooperatively() {
         let c = GroupConfig::from_properties([("group.id", "g")]).expect("valid");
         assert_eq!(c.assignment_strategies, ["cooperative-sticky"]);
-        let strategies = super::super::protocol::Strategies::by_names(&c.assignment_strategies)
-            .expect("known assignors");
+        let strategies =
+            crate::group::classic::protocol::Strategies::by_names(&c.assignment_strategies)
+                .expect("known assignors");
         assert_eq!(
             strategies.rebalance_protocol(),
             crate::assignor::RebalanceProtocol::Cooperative

@@ -49,11 +49,17 @@ pub enum RebalanceCause {
     CooperativeFollowUp,
     /// Anything else (also, for the sidecar: a completion whose start was not seen).
     Unknown,
+    /// `consumer` protocol: the coordinator fenced this member's epoch (FENCED_MEMBER_EPOCH,
+    /// UNKNOWN_MEMBER_ID): its partitions are lost and it rejoins at epoch 0.
+    EpochFenced,
+    /// `consumer` protocol: a static member's `group.instance.id` is still held by the process
+    /// it replaces (UNRELEASED_INSTANCE_ID); it joins once that one releases it.
+    InstanceIdUnreleased,
 }
 
 impl RebalanceCause {
     /// Every cause, in label order.
-    pub const ALL: [RebalanceCause; 10] = [
+    pub const ALL: [RebalanceCause; 12] = [
         RebalanceCause::MemberJoined,
         RebalanceCause::MemberLeft,
         RebalanceCause::SessionTimeout,
@@ -64,6 +70,8 @@ impl RebalanceCause {
         RebalanceCause::SubscriptionChange,
         RebalanceCause::CooperativeFollowUp,
         RebalanceCause::Unknown,
+        RebalanceCause::EpochFenced,
+        RebalanceCause::InstanceIdUnreleased,
     ];
 
     /// The label value (as serialized).
@@ -79,6 +87,8 @@ impl RebalanceCause {
             RebalanceCause::SubscriptionChange => "subscription_change",
             RebalanceCause::CooperativeFollowUp => "cooperative_follow_up",
             RebalanceCause::Unknown => "unknown",
+            RebalanceCause::EpochFenced => "epoch_fenced",
+            RebalanceCause::InstanceIdUnreleased => "instance_id_unreleased",
         }
     }
 }
@@ -96,6 +106,19 @@ pub struct PhaseTimings {
     pub sync: Duration,
     /// Listener calls after SyncGroup (cooperative revoke and assigned).
     pub callbacks: Duration,
+}
+
+/// Durations of the phases of one reconciliation (`consumer` protocol): the member revokes what
+/// its new target assignment no longer holds, then takes what it adds, then acknowledges both in
+/// its next heartbeat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReconcileTimings {
+    /// The revoke: handlers of revoked partitions drained, what finished committed, the listener.
+    pub revoke: Duration,
+    /// Topic ids resolved to names, the listener's `assigned`.
+    pub assign: Duration,
+    /// From the end of the assign to the heartbeat answer that acknowledged the assignment.
+    pub acknowledge: Duration,
 }
 
 /// What happened.
@@ -189,6 +212,25 @@ pub enum GroupEventKind {
         instance_id: String,
         policy: FencedPolicy,
         /// When the member tries again (`None`: it does not).
+        retry_in: Option<Duration>,
+    },
+    /// `consumer` protocol: the member reconciled a new target assignment from the coordinator:
+    /// `revoked` and `added` are what moved at this epoch bump (either may be empty).
+    Reconciled {
+        /// The member epoch the assignment came with.
+        member_epoch: i32,
+        added: Vec<TopicPartition>,
+        revoked: Vec<TopicPartition>,
+        /// From the heartbeat answer carrying the assignment to its acknowledgement.
+        total: Duration,
+        phases: ReconcileTimings,
+    },
+    /// `consumer` protocol: UNRELEASED_INSTANCE_ID, the process this static member replaces still
+    /// holds `instance_id`. The member tries again after `retry_in`; `None`: the bound
+    /// (`mooring.unreleased.instance.timeout.ms`) has passed and the member fails.
+    InstanceIdUnreleased {
+        instance_id: String,
+        attempt: u32,
         retry_in: Option<Duration>,
     },
     /// The member left the group (or closed without leaving, for a static member).

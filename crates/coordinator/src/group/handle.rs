@@ -7,13 +7,14 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{timeout_at, Instant};
 
-use super::config::GroupConfig;
+use super::classic::heartbeat;
+use super::classic::member::Member;
+use super::classic::protocol::Strategies;
+use super::command::Command;
+use super::config::{GroupConfig, GroupProtocol};
 use super::events::{EventReceiver, EventSink};
-use super::heartbeat;
 use super::listener::RebalanceListener;
-use super::member::{Command, Member};
 use super::offsets::{InvalidatedSlot, OffsetAndMetadata, Shared};
-use super::protocol::Strategies;
 use super::state::{MemberSnapshot, TopicPartition};
 use crate::assignor::Assignor;
 use crate::error::{Error, Result};
@@ -220,6 +221,21 @@ impl<T: GroupTransport> GroupHandle<T> {
             topics.into_iter().map(Into::into).collect(),
         ))
         .await
+    }
+
+    /// Subscribes to the topics matching `regex`, matched by the broker (`consumer` protocol
+    /// only, KIP-848's `SubscribedTopicRegex`): RE2/J syntax, matched against the whole topic
+    /// name, re-evaluated by the broker as topics come and go. A classic member refuses it with
+    /// [`Error::Config`] naming `group.protocol`: under the classic protocol the consumer matches
+    /// its pattern against metadata itself and subscribes the topics.
+    pub async fn subscribe_regex(&self, regex: impl Into<String>) -> Result<()> {
+        if self.shared.config.protocol != GroupProtocol::Consumer {
+            return Err(Error::Config {
+                key: "group.protocol".into(),
+                message: "a broker-side regex subscription needs group.protocol=consumer".into(),
+            });
+        }
+        self.send(Command::SubscribeRegex(regex.into())).await
     }
 
     /// Commits offsets with the member's generation (see [`super::offsets`]), retrying within the

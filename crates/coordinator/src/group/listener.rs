@@ -7,7 +7,7 @@
 //! rebalance goes on, in time for the member's JoinGroup to reach the coordinator before it evicts
 //! the member. A listener that must undo something when dropped midway does it in a drop guard.
 //! While it waits:
-//! - heartbeats keep flowing: they run on their own task ([`super::heartbeat`]), which never
+//! - heartbeats keep flowing: they run on their own task ([`super::classic::heartbeat`]), which never
 //!   waits on the member task nor on the application;
 //! - the member keeps reading its command channel (subscribe, metadata change; close is honoured
 //!   once the call returns), and `GroupHandle::commit` does not go through the member task at all,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use mooring_wire::consumer_protocol::TopicPartitions;
 use mooring_wire::error_code::ErrorCode;
 
+use super::config::GroupProtocol;
 use crate::assignor::RebalanceProtocol;
 use crate::error::Error;
 
@@ -116,6 +117,39 @@ impl MemberState {
     }
 }
 
+/// Where a `consumer`-protocol (KIP-848) member is, as Java's `ConsumerMembershipManager` names
+/// its states, plus the wait for a `group.instance.id` still held by the process this one
+/// replaces. [`MemberSnapshot::state`] maps them onto [`MemberState`] so the runtime treats both
+/// protocols alike: `Unsubscribed` → `Unjoined`, `Joining`/`Fenced`/`InstanceIdUnreleased` →
+/// `PreparingRebalance`, `Reconciling`/`Acknowledging` → `CompletingRebalance`, `Stable`/`Stale`
+/// → `Stable`, `Leaving` → `Stable` until it has left, `Fatal` → `Failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsumerMemberState {
+    /// Not subscribed: nothing is sent.
+    Unsubscribed,
+    /// The first heartbeat (epoch 0) is on its way, or the member rejoins after being fenced.
+    Joining,
+    /// A new target assignment is being applied: revoke, then assign.
+    Reconciling,
+    /// Reconciled; the next heartbeat tells the coordinator what the member owns now.
+    Acknowledging,
+    /// The coordinator's target assignment is the member's.
+    Stable,
+    /// FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: partitions lost, the member rejoins at epoch 0.
+    Fenced,
+    /// The processing loop missed `max.poll.interval.ms`: the member left the group (epoch -1),
+    /// released its partitions, and rejoins when processing resumes.
+    Stale,
+    /// The leave heartbeat (epoch -1, or -2 for a static member) is on its way.
+    Leaving,
+    /// UNRELEASED_INSTANCE_ID: waiting, with a bounded back-off, for the process this static
+    /// member replaces to release its `group.instance.id`.
+    InstanceIdUnreleased,
+    /// A non-retriable error stopped the member ([`MemberSnapshot::failure`]).
+    Fatal,
+}
+
 /// A copy of the member's state, as `GroupHandle::state` returns it.
 #[derive(Debug, Clone)]
 pub struct MemberSnapshot {
@@ -125,8 +159,12 @@ pub struct MemberSnapshot {
     pub member_id: String,
     /// `group.instance.id`, if static.
     pub group_instance_id: Option<String>,
-    /// The generation, `-1` when none.
+    /// The generation (classic) or the member epoch (`consumer`), `-1` when none.
     pub generation: i32,
+    /// The group protocol the member speaks.
+    pub group_protocol: GroupProtocol,
+    /// The `consumer` protocol's own state (`None` for a classic member).
+    pub consumer_state: Option<ConsumerMemberState>,
     /// The assignor the coordinator picked for the current generation.
     pub protocol_name: Option<String>,
     /// Eager or cooperative (fixed by the configured strategies).
@@ -158,6 +196,8 @@ impl PartialEq for MemberSnapshot {
             && self.member_id == other.member_id
             && self.group_instance_id == other.group_instance_id
             && self.generation == other.generation
+            && self.group_protocol == other.group_protocol
+            && self.consumer_state == other.consumer_state
             && self.protocol_name == other.protocol_name
             && self.rebalance_protocol == other.rebalance_protocol
             && self.leader_id == other.leader_id

@@ -14,7 +14,7 @@ use mooring_wire::primitives::Uuid;
 
 use super::*;
 use crate::config::ClientConfig;
-use crate::group::protocol::Strategies;
+use crate::group::classic::protocol::Strategies;
 use crate::group::{GroupConfig, RebalanceCause, TopicPartition};
 
 /// Encodes `build(v)` at every version of `R`; one line per version that fails.

@@ -6,10 +6,10 @@
 //! follow the table in the [module docs](super), one reaction per code.
 //!
 //! It ends when closed or left (by a deadline: listener, heartbeats stopped, LeaveGroup if due
-//! and time is left), or when every [`GroupHandle`](super::GroupHandle) is gone (the commands
+//! and time is left), or when every [`GroupHandle`](crate::group::GroupHandle) is gone (the commands
 //! channel closes; a close as configured, within the rebalance timeout). Nothing it owns may hold
 //! a strong handle, or that never happens: its listener holds a
-//! [`WeakGroupHandle`](super::WeakGroupHandle).
+//! [`WeakGroupHandle`](crate::group::WeakGroupHandle).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -23,36 +23,21 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 use tracing::Instrument;
 
-use super::config::GroupConfig;
-use super::control::Control;
-use super::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
 use super::heartbeat::HeartbeatTarget;
-use super::listener::RebalanceListener;
-use super::offsets::InvalidatedSlot;
 use super::protocol::{self, Strategies};
-use super::reaction::{self, Reaction};
-use super::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
-use super::trace;
 use crate::assignor::RebalanceProtocol;
 use crate::error::{Error, Result};
+use crate::group::command::Command;
+use crate::group::config::{GroupConfig, GroupProtocol};
+use crate::group::control::Control;
+use crate::group::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
+use crate::group::listener::RebalanceListener;
+use crate::group::offsets::InvalidatedSlot;
+use crate::group::reaction::{self, Reaction};
+use crate::group::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
+use crate::group::trace;
 use crate::requests;
 use crate::transport::GroupTransport;
-
-/// Commands from the handle.
-#[derive(Debug)]
-pub(crate) enum Command {
-    Subscribe(BTreeSet<String>),
-    MetadataChanged,
-    PollIntervalExceeded,
-    Leave {
-        reply: oneshot::Sender<Result<()>>,
-        deadline: Instant,
-    },
-    Close {
-        reply: oneshot::Sender<Result<()>>,
-        deadline: Instant,
-    },
-}
 
 /// A pending end of the member: `leave` always sends LeaveGroup, `close` as configured; all of
 /// it (the listener's revoke, LeaveGroup) by `deadline`.
@@ -185,6 +170,8 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             member_id: String::new(),
             group_instance_id: config.group_instance_id.clone(),
             generation: consumer_protocol::NO_GENERATION,
+            group_protocol: GroupProtocol::Classic,
+            consumer_state: None,
             protocol_name: None,
             rebalance_protocol: protocol,
             leader_id: None,
@@ -200,6 +187,8 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             member_id: self.member_id.clone(),
             group_instance_id: self.config.group_instance_id.clone(),
             generation: self.generation,
+            group_protocol: GroupProtocol::Classic,
+            consumer_state: None,
             protocol_name: self.protocol_name.clone(),
             rebalance_protocol: self.strategies.rebalance_protocol(),
             leader_id: self.leader_id.clone(),
@@ -298,6 +287,9 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     self.publish();
                 }
             }
+            // The handle refuses a broker-side regex for the classic protocol, whose patterns
+            // the consumer resolves against metadata and subscribes as topics.
+            Some(Command::SubscribeRegex(_)) => {}
             Some(Command::MetadataChanged) => self.metadata_dirty = true,
             Some(Command::PollIntervalExceeded) => {
                 self.rejoin

@@ -16,11 +16,11 @@ use std::time::Duration;
 use tokio::time::timeout;
 
 use self::fake::{DealAssignor, Fake};
-use super::{
+use crate::assignor::{Assignor, RebalanceProtocol};
+use crate::group::{
     GroupConfig, GroupEvent, GroupEventKind, GroupHandle, GroupMember, MemberSnapshot,
     RebalanceListener, TopicPartition,
 };
-use crate::assignor::{Assignor, RebalanceProtocol};
 
 /// Records listener calls; `revoke_delay` makes `revoked` slow.
 #[derive(Debug, Default)]
@@ -67,7 +67,7 @@ pub(crate) struct Setup {
     pub(crate) fake: Arc<Fake>,
     pub(crate) member: GroupHandle<Fake>,
     pub(crate) listener: Arc<Recorder>,
-    pub(crate) events: super::EventReceiver,
+    pub(crate) events: crate::group::EventReceiver,
 }
 
 pub(crate) fn start(config: GroupConfig, protocol: RebalanceProtocol) -> Setup {
@@ -135,7 +135,7 @@ pub(crate) async fn wait_until(pred: impl Fn() -> bool) {
 }
 
 /// Drains the events received so far.
-pub(crate) fn drain(events: &mut super::EventReceiver) -> Vec<GroupEvent> {
+pub(crate) fn drain(events: &mut crate::group::EventReceiver) -> Vec<GroupEvent> {
     let mut out = Vec::new();
     while let Ok(e) = events.try_recv() {
         out.push(e);

@@ -14,9 +14,9 @@ use mooring_wire::consumer_protocol::{self, Assignment, Subscription};
 use mooring_wire::messages::join_group::{JoinGroupRequestProtocol, JoinGroupResponseMember};
 use mooring_wire::messages::sync_group::SyncGroupRequestAssignment;
 
-use super::state::{group_by_topic, TopicPartition};
 use crate::assignor::{self, Assignor, MemberSubscription, RebalanceProtocol};
 use crate::error::{Error, Result};
+use crate::group::state::{group_by_topic, TopicPartition};
 
 /// The configured assignors, in preference order.
 #[derive(Debug, Clone)]

@@ -21,10 +21,10 @@ use mooring_wire::error_code::ErrorCode;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
-use super::config::GroupConfig;
-use super::control::Control;
-use super::events::{EventSink, GroupEventKind};
-use super::reaction::{self, Reaction};
+use crate::group::config::GroupConfig;
+use crate::group::control::Control;
+use crate::group::events::{EventSink, GroupEventKind};
+use crate::group::reaction::{self, Reaction};
 use crate::requests;
 use crate::transport::GroupTransport;
 
