@@ -146,6 +146,8 @@ fn port_of(listener: TcpListener) -> u16 {
 }
 
 pub(crate) fn rollout(scenario: Scenario) -> Outcome {
+    // Built (or found built) before any pod's start is timed.
+    binaries();
     let cluster = Cluster::shared();
     let run = Run {
         bootstrap: cluster.bootstrap().to_owned(),
