@@ -127,8 +127,17 @@ fn consumer_protocol_dynamic_members_move_partitions_and_lose_nothing() {
     report("consumer-dynamic", &o);
     assert_eq!(o.lost, 0, "records lost: {o:?}");
     assert_eq!(o.wrong_values, 0, "{o:?}");
-    // Each leave (epoch -1) moves the leaver's partitions to the survivors, each join some back.
-    assert!(o.revocations_seen_by_others > 0, "{o:?}");
+    // Each leave (epoch -1) and join bumps the group's epoch, so every member's epoch moves on.
+    // Whether the survivors revoke anything depends on timing: a new process that joins within
+    // a heartbeat interval of the old one's leave takes the partitions the leaver freed before
+    // the survivors were given them, and nothing moves for the survivors at all.
+    assert!(
+        o.generations_after
+            .iter()
+            .zip(&o.generation_before)
+            .all(|(after, before)| after > before),
+        "the member epochs did not move: {o:?}"
+    );
 }
 
 #[test]
