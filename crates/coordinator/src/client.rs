@@ -531,6 +531,34 @@ impl Client {
         let metadata = self.refresh_topics(topics).await?;
         Ok(lookup(&metadata))
     }
+
+    /// Topic names of `ids` (see [`GroupTransport::topic_names`]): cached metadata, refreshed
+    /// (every topic: a Metadata request names topics, and these ids are what is not known yet)
+    /// when one of them is missing from it or when `refresh` is set.
+    pub async fn topic_names(&self, ids: &[Uuid], refresh: bool) -> Result<BTreeMap<Uuid, String>> {
+        let lookup = |metadata: &Metadata| -> BTreeMap<Uuid, String> {
+            metadata
+                .topics
+                .values()
+                .filter(|info| !info.id.is_nil() && ids.contains(&info.id))
+                .map(|info| (info.id, info.name.clone()))
+                .collect()
+        };
+        if !refresh {
+            let cached = lookup(&self.cached_metadata());
+            if ids.iter().all(|id| cached.contains_key(id)) {
+                return Ok(cached);
+            }
+        }
+        let metadata = self.refresh_metadata().await?;
+        Ok(lookup(&metadata))
+    }
+
+    /// The version of `R` negotiated with the coordinator of `group` (see
+    /// [`GroupTransport::coordinator_version`]).
+    pub async fn coordinator_version<R: Request>(&self, group: &str) -> Result<i16> {
+        self.coordinator_connection(group).await?.version::<R>()
+    }
 }
 
 impl GroupTransport for Client {
@@ -573,6 +601,21 @@ impl GroupTransport for Client {
         refresh: bool,
     ) -> impl Future<Output = Result<BTreeMap<String, Uuid>>> + Send {
         Client::topic_ids(self, topics, refresh)
+    }
+
+    fn topic_names(
+        &self,
+        ids: &[Uuid],
+        refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<Uuid, String>>> + Send {
+        Client::topic_names(self, ids, refresh)
+    }
+
+    fn coordinator_version<R>(&self, group: &str) -> impl Future<Output = Result<i16>> + Send
+    where
+        R: Request + Send + 'static,
+    {
+        Client::coordinator_version::<R>(self, group)
     }
 }
 

@@ -107,6 +107,26 @@ pub enum Error {
     /// fenced and must not fight for the id.
     #[error("group {group}: instance id {instance_id} was taken over by another member (FENCED_INSTANCE_ID)")]
     FencedInstanceId { group: String, instance_id: String },
+    /// `group.protocol=consumer` (KIP-848) cannot run against this broker: it does not offer
+    /// ConsumerGroupHeartbeat (a Kafka 3.x broker without the protocol enabled, or older), it
+    /// refuses it (UNSUPPORTED_VERSION), or it negotiates an OffsetCommit older than v9, which
+    /// the broker refuses from a consumer-protocol member. Fatal: only `group.protocol=classic`
+    /// (or an upgraded broker) helps.
+    #[error("group {group}: the broker does not support group.protocol=consumer; use classic ({reason})")]
+    ConsumerProtocolUnsupported { group: String, reason: String },
+    /// A static member of a `consumer`-protocol group (KIP-848) kept being refused its
+    /// `group.instance.id` (UNRELEASED_INSTANCE_ID: the member it replaces still holds it, most
+    /// likely a previous process still running) for longer than
+    /// `mooring.unreleased.instance.timeout.ms`. Fatal for this member.
+    #[error(
+        "group {group}: group.instance.id {instance_id} still held by another member after {after:?} \
+         (UNRELEASED_INSTANCE_ID); is the process it replaces still running?"
+    )]
+    InstanceIdUnreleased {
+        group: String,
+        instance_id: String,
+        after: Duration,
+    },
     /// An operation of the group member ran out of the time its caller gave it (a commit bounded
     /// by a revoke or a shutdown, a close): given up, not retried. `last` is the error of the
     /// last attempt, if one failed before the time ran out.
@@ -178,6 +198,8 @@ impl Error {
     pub fn is_fatal(&self) -> bool {
         match self {
             Error::Encode { .. }
+            | Error::ConsumerProtocolUnsupported { .. }
+            | Error::InstanceIdUnreleased { .. }
             | Error::Authentication { .. }
             | Error::Tls { .. }
             | Error::Authorization { .. } => true,
@@ -204,6 +226,8 @@ impl Error {
             Error::Broker { code, .. }
             | Error::Authentication { code, .. }
             | Error::Authorization { code, .. } => Some(*code),
+            Error::ConsumerProtocolUnsupported { .. } => Some(ErrorCode::UnsupportedVersion),
+            Error::InstanceIdUnreleased { .. } => Some(ErrorCode::UnreleasedInstanceId),
             _ => None,
         }
     }

@@ -99,4 +99,22 @@ pub trait GroupTransport: Send + Sync + 'static {
         topics: &[String],
         refresh: bool,
     ) -> impl Future<Output = Result<BTreeMap<String, Uuid>>> + Send;
+
+    /// Topic names of the topic ids `ids` (KIP-516), for assignments that name topics by id only
+    /// (ConsumerGroupHeartbeat, KIP-848). Answered from cached metadata when every id is in it;
+    /// metadata is fetched first when one is missing or when `refresh` is set. Ids of topics the
+    /// cluster does not know (deleted, or not yet in this broker's metadata) are absent.
+    fn topic_names(
+        &self,
+        ids: &[Uuid],
+        refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<Uuid, String>>> + Send;
+
+    /// The version of `R` negotiated with the coordinator of `group` (discovering and connecting
+    /// to it if needed), for what must be known before sending: a `consumer`-protocol member's
+    /// OffsetCommit must be v9 or later. [`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)
+    /// when the broker does not offer `R` at a version this client implements.
+    fn coordinator_version<R>(&self, group: &str) -> impl Future<Output = Result<i16>> + Send
+    where
+        R: Request + Send + 'static;
 }

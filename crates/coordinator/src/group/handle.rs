@@ -12,6 +12,7 @@ use super::classic::member::Member;
 use super::classic::protocol::Strategies;
 use super::command::Command;
 use super::config::{GroupConfig, GroupProtocol};
+use super::consumer::member::ConsumerMember;
 use super::events::{EventReceiver, EventSink};
 use super::listener::RebalanceListener;
 use super::offsets::{InvalidatedSlot, OffsetAndMetadata, Shared};
@@ -50,6 +51,9 @@ impl GroupMember {
         config: GroupConfig,
         listener: L,
     ) -> Result<GroupHandle<T>> {
+        if config.protocol == GroupProtocol::Consumer {
+            return Self::start_consumer(transport, config, listener);
+        }
         let strategies = Strategies::by_names(&config.assignment_strategies)?;
         Self::start(transport, config, listener, strategies)
     }
@@ -62,6 +66,14 @@ impl GroupMember {
         listener: L,
         assignors: Vec<Arc<dyn Assignor>>,
     ) -> Result<GroupHandle<T>> {
+        if config.protocol == GroupProtocol::Consumer {
+            return Err(Error::Config {
+                key: "group.protocol".into(),
+                message: "client-side assignors run only with group.protocol=classic; the \
+                          consumer protocol's broker assigns (group.remote.assignor)"
+                    .into(),
+            });
+        }
         let strategies = Strategies::new(assignors)?;
         Self::start(transport, config, listener, strategies)
     }
@@ -112,6 +124,47 @@ impl GroupMember {
                 control: control_tx,
                 events,
                 invalidated,
+            }),
+            event_rx: Arc::new(Mutex::new(Some(event_rx))),
+        })
+    }
+}
+
+impl GroupMember {
+    /// The `consumer`-protocol member (KIP-848): one task, heartbeats included; the handle's
+    /// commit path is the classic member's.
+    fn start_consumer<T: GroupTransport, L: RebalanceListener>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        listener: L,
+    ) -> Result<GroupHandle<T>> {
+        config.validate()?;
+        let config = Arc::new(config);
+        let (events, event_rx) = EventSink::channel(config.event_capacity);
+        let (command_tx, command_rx) = mpsc::channel(32);
+        // Commits of a consumer-protocol member tell the member task nothing (its own heartbeat
+        // meets the same errors), so nobody reads this channel.
+        let (control_tx, _) = mpsc::channel(1);
+        let (snapshot_tx, snapshot_rx) =
+            watch::channel(ConsumerMember::<T, L>::initial_snapshot(&config));
+        let member = ConsumerMember::new(
+            transport.clone(),
+            Arc::new(listener),
+            config.clone(),
+            command_rx,
+            snapshot_tx,
+            events.clone(),
+        );
+        tokio::spawn(member.run());
+        Ok(GroupHandle {
+            commands: command_tx,
+            shared: Arc::new(Shared {
+                transport,
+                config,
+                snapshot: snapshot_rx,
+                control: control_tx,
+                events,
+                invalidated: InvalidatedSlot::default(),
             }),
             event_rx: Arc::new(Mutex::new(Some(event_rx))),
         })

@@ -3,7 +3,7 @@
 //!
 //! - [`classic`]: JoinGroup → SyncGroup → Heartbeat → LeaveGroup, the client-side assignors,
 //!   eager and cooperative rebalancing, static membership (KIP-345);
-//! - `consumer`: KIP-848's ConsumerGroupHeartbeat, the broker assigns and the member
+//! - [`consumer`]: KIP-848's ConsumerGroupHeartbeat, the broker assigns and the member
 //!   reconciles.
 //!
 //! Both share the handle ([`GroupHandle`]: subscribe, commit, committed, state, close), the
@@ -29,6 +29,7 @@
 pub mod classic;
 mod command;
 pub mod config;
+pub mod consumer;
 mod control;
 pub mod events;
 mod handle;

@@ -1,6 +1,8 @@
 //! The error table as code: one function per API maps a response's error code to the member's
-//! reaction. The table in the [module docs](super) is the same mapping in words; the unit tests
-//! drive every row through the member with scripted responses.
+//! reaction. The tables in the module docs of [`classic`](super::classic) and
+//! [`consumer`](super::consumer) are the same mappings in words (the `consumer` protocol's
+//! functions are in [`consumer::reaction`](super::consumer::reaction)); the unit tests drive
+//! every row through the member with scripted responses.
 
 use mooring_wire::error_code::ErrorCode;
 
@@ -37,6 +39,18 @@ pub enum Reaction {
     /// The request fails for good (configuration, authorization, protocol mismatch): the member
     /// stops (`MemberState::Failed`) or the commit/fetch returns the error.
     Fatal,
+    /// `consumer` protocol heartbeat (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): the coordinator
+    /// fenced this member's epoch. Partitions lost; the member rejoins at epoch 0 with the same
+    /// member id.
+    RejoinAtEpochZero,
+    /// `consumer` protocol heartbeat (UNRELEASED_INSTANCE_ID): the member this static member
+    /// replaces still holds its `group.instance.id`. Join again after a growing back-off, for at
+    /// most `mooring.unreleased.instance.timeout.ms`.
+    AwaitInstanceRelease,
+    /// `consumer` protocol commit or offset fetch (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH): the
+    /// member id or epoch it carried is no longer the group's. The request fails; the member's own
+    /// heartbeat learns the same and reacts, so the member task is not told.
+    FailMemberGone,
 }
 
 /// JoinGroup.

@@ -10,6 +10,7 @@
 //! and `GroupTransport::call_coordinator`; none is built before the version is known.
 
 mod connection;
+mod consumer_group;
 mod group;
 mod offsets;
 
@@ -18,6 +19,7 @@ mod tests;
 
 pub use connection::metadata;
 pub(crate) use connection::{api_versions, find_coordinator, sasl_authenticate, sasl_handshake};
+pub(crate) use consumer_group::{consumer_group_heartbeat, HeartbeatFields};
 pub(crate) use group::{describe_groups, heartbeat, join_group, leave_group, sync_group};
 pub(crate) use offsets::{
     list_groups, list_offsets, offset_commit, offset_fetch, CommitTarget, PartitionOffset,

@@ -120,10 +120,76 @@ fn group_requests() -> Vec<String> {
             leave_group(v, &config, MEMBER.into())
         }));
     }
+    failed.extend(consumer_group_requests());
     failed.extend(every_version("one group", |v| {
         describe_groups(v, vec!["orders".into()])
     }));
     failed.extend(every_version("all", list_groups));
+    failed
+}
+
+/// ConsumerGroupHeartbeat as a static member with a rack and a server assignor says it: a join
+/// (everything), an acknowledgement, a steady heartbeat, the two leaves. A regex exists from v1
+/// only (`what_a_version_cannot_say_is_an_encoding_error`).
+fn consumer_group_requests() -> Vec<String> {
+    let join = HeartbeatFields {
+        member_id: "qBc0YAH9Tg2cd7T0hXxXvw".into(),
+        member_epoch: 0,
+        instance_id: Some("orders-demo-1".into()),
+        rack_id: Some("eu-west-1a".into()),
+        rebalance_timeout_ms: 300_000,
+        subscribed_topic_names: Some(vec!["orders".into(), "payments".into()]),
+        subscribed_topic_regex: None,
+        server_assignor: Some("range".into()),
+        topic_partitions: Some(Vec::new()),
+    };
+    let ack = HeartbeatFields {
+        member_epoch: 7,
+        rack_id: None,
+        rebalance_timeout_ms: -1,
+        subscribed_topic_names: None,
+        server_assignor: None,
+        topic_partitions: Some(vec![(Uuid([7; 16]), vec![0, 2]), (Uuid([9; 16]), vec![1])]),
+        ..join.clone()
+    };
+    let steady = HeartbeatFields {
+        topic_partitions: None,
+        ..ack.clone()
+    };
+    let mut failed = Vec::new();
+    for (case, fields) in [
+        ("join", join),
+        ("acknowledgement", ack),
+        ("steady", steady.clone()),
+        (
+            "leave",
+            HeartbeatFields {
+                member_epoch: -1,
+                ..steady.clone()
+            },
+        ),
+        (
+            "static leave",
+            HeartbeatFields {
+                member_epoch: -2,
+                ..steady
+            },
+        ),
+    ] {
+        failed.extend(every_version(case, |v| {
+            consumer_group_heartbeat(v, "orders", &fields)
+        }));
+    }
+    let regex = HeartbeatFields {
+        subscribed_topic_names: Some(Vec::new()),
+        subscribed_topic_regex: Some("orders-.*".into()),
+        ..HeartbeatFields::default()
+    };
+    failed.extend(
+        every_version("regex", |v| consumer_group_heartbeat(v, "orders", &regex))
+            .into_iter()
+            .filter(|line| !line.contains(" v0 ")),
+    );
     failed
 }
 
@@ -203,6 +269,15 @@ fn what_a_version_cannot_say_is_an_encoding_error() {
     let request = offset_fetch(1, "orders", None, &topic_ids());
     let mut buf = BytesMut::new();
     assert!(encode_request(&mut buf, &request, 1, 1, None).is_err());
+    // And a broker-side regex at ConsumerGroupHeartbeat v0 (SubscribedTopicRegex is v1+).
+    let regex = HeartbeatFields {
+        subscribed_topic_regex: Some("orders-.*".into()),
+        ..HeartbeatFields::default()
+    };
+    let request = consumer_group_heartbeat(0, "orders", &regex);
+    let mut buf = BytesMut::new();
+    let err = encode_request(&mut buf, &request, 0, 1, None).expect_err("no regex at v0");
+    assert!(err.to_string().contains("subscribed_topic_regex"), "{err}");
 }
 
 #[test]

@@ -535,7 +535,12 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 self.on_fenced().await;
                 Attempt::Stop
             }
-            Reaction::Fatal | Reaction::AlreadyGone => {
+            // The last three are the `consumer` protocol's and never come from classic's table.
+            Reaction::Fatal
+            | Reaction::AlreadyGone
+            | Reaction::RejoinAtEpochZero
+            | Reaction::AwaitInstanceRelease
+            | Reaction::FailMemberGone => {
                 self.fatal(api, code, started, phases).await;
                 Attempt::Stop
             }

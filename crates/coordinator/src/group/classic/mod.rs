@@ -99,4 +99,4 @@ pub(crate) mod member;
 pub(crate) mod protocol;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

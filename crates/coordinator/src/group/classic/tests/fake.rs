@@ -1,21 +1,28 @@
 //! A scripted `GroupTransport`: queued responses per API, every request recorded with how it was
-//! sent (connection and timeout); timeouts are recorded, not enforced.
-//! An API with nothing queued answers Heartbeat/LeaveGroup/DescribeGroups with a success and
-//! leaves every other request pending (as a coordinator holding a JoinGroup would).
+//! sent (connection and timeout); timeouts are recorded, not enforced. Each request is encoded at
+//! the version it was built for, as a connection would (a field the version lacks is
+//! `Error::Encode`); an API marked unsupported fails as a broker without it does
+//! (`Error::UnsupportedVersion`, before anything is built).
+//! An API with nothing queued answers Heartbeat/LeaveGroup/DescribeGroups with a success,
+//! ConsumerGroupHeartbeat as a coordinator with nothing new to say (the epoch asked with, a new
+//! one with an empty assignment for a join, the leave epoch for a leave), and leaves every other
+//! request pending (as a coordinator holding a JoinGroup would).
 
 use std::any::Any;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::future::Future;
-use std::sync::atomic::{AtomicI16, AtomicUsize, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI16, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
+use mooring_wire::messages::consumer_group_heartbeat::Assignment as HeartbeatAssignment;
 use mooring_wire::messages::join_group::JoinGroupResponseMember;
 use mooring_wire::messages::{
-    DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message,
-    Request, SyncGroupResponse,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, DescribeGroupsResponse,
+    HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message, Request, SyncGroupResponse,
 };
 
 use mooring_wire::primitives::Uuid;
@@ -58,6 +65,16 @@ pub(crate) struct Fake {
     /// `topic_ids` calls, and how many of them asked for a refresh.
     pub(crate) id_lookups: AtomicUsize,
     pub(crate) id_refreshes: AtomicUsize,
+    /// `topic_names` calls.
+    pub(crate) name_lookups: AtomicUsize,
+    /// The version each API is built at, where a test sets one (else the highest).
+    versions: Mutex<HashMap<i16, i16>>,
+    /// APIs the "broker" does not offer.
+    unsupported: Mutex<BTreeSet<i16>>,
+    /// The member epoch the last successful ConsumerGroupHeartbeat answer gave.
+    pub(crate) last_epoch: AtomicI32,
+    /// The heartbeat interval unscripted ConsumerGroupHeartbeat answers give.
+    pub(crate) heartbeat_interval_ms: AtomicI32,
 }
 
 impl Default for Fake {
@@ -68,6 +85,11 @@ impl Default for Fake {
             offsets_version: AtomicI16::new(10),
             id_lookups: AtomicUsize::new(0),
             id_refreshes: AtomicUsize::new(0),
+            name_lookups: AtomicUsize::new(0),
+            versions: Mutex::default(),
+            unsupported: Mutex::default(),
+            last_epoch: AtomicI32::new(0),
+            heartbeat_interval_ms: AtomicI32::new(1000),
         }
     }
 }
@@ -124,6 +146,54 @@ impl Fake {
             .entry(key)
             .or_default()
             .push_back(s);
+    }
+
+    /// Requests of API `key` are built (and encoded) at `version`.
+    pub(crate) fn set_version(&self, key: i16, version: i16) {
+        self.versions.lock().unwrap().insert(key, version);
+    }
+
+    /// The "broker" does not offer API `key` at all.
+    pub(crate) fn set_unsupported(&self, key: i16) {
+        self.unsupported.lock().unwrap().insert(key);
+    }
+
+    fn version_of<R: Request>(&self) -> Result<i16> {
+        if self.unsupported.lock().unwrap().contains(&R::API_KEY) {
+            return Err(Error::UnsupportedVersion {
+                api: R::NAME,
+                broker: "node 1 (fake)".into(),
+            });
+        }
+        let set = self.versions.lock().unwrap().get(&R::API_KEY).copied();
+        Ok(set.unwrap_or(if R::API_KEY == 8 || R::API_KEY == 9 {
+            self.offsets_version.load(Ordering::SeqCst)
+        } else {
+            R::MAX_VERSION
+        }))
+    }
+
+    /// What a coordinator with nothing new to say answers `request`.
+    fn default_heartbeat(
+        &self,
+        request: &ConsumerGroupHeartbeatRequest,
+    ) -> ConsumerGroupHeartbeatResponse {
+        let last = self.last_epoch.load(Ordering::SeqCst);
+        let epoch = match request.member_epoch {
+            e if e < 0 => e,
+            0 => last + 1,
+            e => e.max(last),
+        };
+        if epoch > 0 {
+            self.last_epoch.store(epoch, Ordering::SeqCst);
+        }
+        ConsumerGroupHeartbeatResponse {
+            member_id: Some(request.member_id.clone()),
+            member_epoch: epoch,
+            heartbeat_interval_ms: self.heartbeat_interval_ms.load(Ordering::SeqCst),
+            assignment: (request.member_epoch == 0).then(HeartbeatAssignment::default),
+            ..Default::default()
+        }
     }
 
     pub(crate) fn set_partitions(&self, topic: &str, count: i32) {
@@ -198,12 +268,24 @@ impl GroupTransport for Fake {
         R::Response: Send + 'static,
         F: FnOnce(i16) -> R + Send,
     {
-        let version = if R::API_KEY == 8 || R::API_KEY == 9 {
-            self.offsets_version.load(Ordering::SeqCst)
-        } else {
-            R::MAX_VERSION
+        let prepared = self.version_of::<R>().and_then(|version| {
+            let request = build(version);
+            let mut buf = BytesMut::new();
+            request
+                .encode(&mut buf, version)
+                .map(|()| request)
+                .map_err(|source| Error::Encode {
+                    api: R::NAME,
+                    source,
+                })
+        });
+        let request = match prepared {
+            Ok(request) => request,
+            Err(e) => return futures_ready(Err(e)),
         };
-        let request = build(version);
+        let heartbeat = (&request as &dyn Any)
+            .downcast_ref::<ConsumerGroupHeartbeatRequest>()
+            .cloned();
         let scripted = {
             let mut inner = self.inner.lock().unwrap();
             inner
@@ -215,7 +297,17 @@ impl GroupTransport for Fake {
                 .get_mut(&R::API_KEY)
                 .and_then(VecDeque::pop_front)
         };
-        async move {
+        if let Some(Scripted::Respond(b) | Scripted::Held(_, b)) = &scripted {
+            if let Some(r) = b.downcast_ref::<ConsumerGroupHeartbeatResponse>() {
+                if r.error_code == 0 && r.member_epoch > 0 {
+                    self.last_epoch.store(r.member_epoch, Ordering::SeqCst);
+                }
+            }
+        }
+        let default_heartbeat = heartbeat
+            .filter(|_| scripted.is_none())
+            .map(|r| self.default_heartbeat(&r));
+        Box::pin(async move {
             let take = |b: Box<dyn Any + Send>| -> R::Response {
                 *b.downcast::<R::Response>()
                     .expect("scripted response of the right type")
@@ -233,6 +325,7 @@ impl GroupTransport for Fake {
                         12 => Some(Box::new(HeartbeatResponse::default())),
                         13 => Some(Box::new(LeaveGroupResponse::default())),
                         15 => Some(Box::new(DescribeGroupsResponse::default())),
+                        68 => default_heartbeat.map(|r| Box::new(r) as Box<dyn Any + Send>),
                         _ => None,
                     };
                     match default {
@@ -241,7 +334,7 @@ impl GroupTransport for Fake {
                     }
                 }
             }
-        }
+        })
     }
 
     fn request_timeout(&self) -> Duration {
@@ -268,6 +361,29 @@ impl GroupTransport for Fake {
         async move { Ok(out) }
     }
 
+    fn topic_names(
+        &self,
+        ids: &[Uuid],
+        _refresh: bool,
+    ) -> impl Future<Output = Result<BTreeMap<Uuid, String>>> + Send {
+        self.name_lookups.fetch_add(1, Ordering::SeqCst);
+        let counts = self.inner.lock().unwrap().counts.clone();
+        let out = counts
+            .keys()
+            .map(|t| (topic_id(t), t.clone()))
+            .filter(|(id, _)| ids.contains(id))
+            .collect();
+        async move { Ok(out) }
+    }
+
+    fn coordinator_version<R>(&self, _group: &str) -> impl Future<Output = Result<i16>> + Send
+    where
+        R: Request + Send + 'static,
+    {
+        let version = self.version_of::<R>();
+        async move { version }
+    }
+
     fn topic_ids(
         &self,
         topics: &[String],
@@ -285,6 +401,11 @@ impl GroupTransport for Fake {
             .collect();
         async move { Ok(out) }
     }
+}
+
+/// An answer that is ready at once.
+fn futures_ready<T: Send + 'static>(value: T) -> Pin<Box<dyn Future<Output = T> + Send>> {
+    Box::pin(std::future::ready(value))
 }
 
 /// A test assignor: deals every partition of every subscribed topic round-robin over the members

@@ -3,7 +3,7 @@
 //! (`start_paused`): waits are on conditions, tokio advances the clock when every task idles.
 #![allow(clippy::unwrap_used, clippy::let_and_return)]
 
-mod fake;
+pub(crate) mod fake;
 mod lifecycle;
 mod local_failures;
 mod rows;
