@@ -41,7 +41,8 @@ use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, timeout, timeout_at, Instant};
 
-use super::config::GroupConfig;
+use super::config::{GroupConfig, GroupProtocol};
+use super::consumer::{self, commits};
 use super::control::Control;
 use super::events::{EventSink, GroupEventKind};
 use super::reaction::{self, Reaction};
@@ -117,8 +118,17 @@ fn broker(api: &'static str, code: ErrorCode, message: impl Into<String>) -> Err
 }
 
 impl<T: GroupTransport> Shared<T> {
-    /// The member's state once it is not completing a rebalance (bounded by the rebalance timeout).
+    /// The member's state once it may commit: a classic member once it is not completing a
+    /// rebalance (bounded by the rebalance timeout); a consumer-protocol member at once, if it
+    /// holds an epoch.
     async fn settled(&self) -> Result<MemberSnapshot> {
+        if self.snapshot.borrow().group_protocol == GroupProtocol::Consumer {
+            let snap = self.snapshot.borrow().clone();
+            return match commits::cannot_commit(&snap) {
+                Some(error) => Err(error),
+                None => Ok(snap),
+            };
+        }
         let mut rx = self.snapshot.clone();
         let waited = timeout(
             self.config.rebalance_timeout,
@@ -232,7 +242,6 @@ impl<T: GroupTransport> Shared<T> {
             attempts += 1;
             let snap = self.settled().await?;
             progress.generation = snap.generation;
-            let generation = snap.generation;
             let sent = self.send_commit(&snap, &pending, refresh_ids).await;
             refresh_ids = false;
             let failed = match sent {
@@ -248,43 +257,8 @@ impl<T: GroupTransport> Shared<T> {
             let Some(&(_, code)) = failed.first() else {
                 return Ok(());
             };
-            // The most severe reaction among the failed partitions decides.
-            let reactions: Vec<Reaction> = failed
-                .iter()
-                .map(|(_, c)| commit_reaction(*c, &snap))
-                .collect();
-            let pick = |r: Reaction| failed.iter().find(|(_, c)| commit_reaction(*c, &snap) == r);
-            if let Some((_, c)) = pick(Reaction::Fenced) {
-                self.tell_member(&snap, *c);
-                return Err(self.fenced());
-            }
-            if let Some((_, c)) = pick(Reaction::ResetMemberAndRejoin)
-                .or_else(|| pick(Reaction::ResetGenerationAndRejoin))
-            {
-                self.tell_member(&snap, *c);
-                return Err(broker(
-                    "OffsetCommit",
-                    *c,
-                    format!("generation {generation} is no longer valid; the member rejoins"),
-                ));
-            }
-            if let Some((_, c)) = pick(Reaction::Fatal) {
-                // An authorization refused names the topics refused with it (or the group).
-                let refused = || {
-                    failed
-                        .iter()
-                        .filter(|(_, code)| code == c)
-                        .map(|(tp, _)| tp.topic.clone())
-                        .collect()
-                };
-                return Err(Error::from_code(
-                    "OffsetCommit",
-                    *c,
-                    Some("not retriable".into()),
-                    &self.config.group_id,
-                    refused,
-                    || self.transport.principal(),
-                ));
+            if let Some(error) = self.refusal(&failed, &snap) {
+                return Err(error);
             }
             if attempts > self.config.commit_retries {
                 return Err(broker(
@@ -298,48 +272,126 @@ impl<T: GroupTransport> Shared<T> {
             refresh_ids = failed.iter().any(|(_, c)| *c == ErrorCode::UnknownTopicId);
             let failed_set: BTreeSet<&TopicPartition> = failed.iter().map(|(tp, _)| tp).collect();
             pending.retain(|tp, _| failed_set.contains(tp));
+            let reactions: Vec<Reaction> = failed
+                .iter()
+                .map(|(_, c)| commit_reaction(*c, &snap))
+                .collect();
             if reactions.contains(&Reaction::RetryAfterRebalance) {
-                // Wait until the member is stable in a newer generation, then resend what it still owns.
-                let mut rx = self.snapshot.clone();
-                let waited = timeout(
-                    self.config.rebalance_timeout,
-                    rx.wait_for(|s| {
-                        !matches!(
-                            s.state,
-                            MemberState::PreparingRebalance | MemberState::CompletingRebalance
-                        ) && s.generation != generation
-                    }),
-                )
-                .await;
-                let now = match waited {
-                    Ok(Ok(s)) => s.clone(),
-                    Ok(Err(_)) => return Err(Error::Closed),
-                    Err(_) => {
-                        return Err(broker(
-                            "OffsetCommit",
-                            ErrorCode::RebalanceInProgress,
-                            "the rebalance did not complete within the rebalance timeout",
-                        ))
-                    }
-                };
-                let moved: Vec<String> = pending
-                    .keys()
-                    .filter(|tp| !now.assignment.contains(*tp))
-                    .map(ToString::to_string)
-                    .collect();
-                if !moved.is_empty() {
-                    return Err(broker(
-                        "OffsetCommit",
-                        ErrorCode::RebalanceInProgress,
-                        format!("partitions revoked by the rebalance: {}", moved.join(", ")),
-                    ));
-                }
+                self.await_new_identity(&snap, &pending).await?;
                 continue;
             }
             if reactions.contains(&Reaction::Rediscover) {
                 self.transport.forget_coordinator(&self.config.group_id);
             }
             sleep(self.config.retry_backoff).await;
+        }
+    }
+
+    /// The error that ends a commit whose partitions `failed` as they did, if one does: the most
+    /// severe reaction among them decides.
+    fn refusal(
+        &self,
+        failed: &[(TopicPartition, ErrorCode)],
+        snap: &MemberSnapshot,
+    ) -> Option<Error> {
+        let pick = |r: Reaction| failed.iter().find(|(_, c)| commit_reaction(*c, snap) == r);
+        if let Some((_, c)) = pick(Reaction::Fenced) {
+            self.tell_member(snap, *c);
+            return Some(self.fenced());
+        }
+        if let Some((_, c)) = pick(Reaction::ResetMemberAndRejoin)
+            .or_else(|| pick(Reaction::ResetGenerationAndRejoin))
+        {
+            self.tell_member(snap, *c);
+            return Some(broker(
+                "OffsetCommit",
+                *c,
+                format!(
+                    "generation {} is no longer valid; the member rejoins",
+                    snap.generation
+                ),
+            ));
+        }
+        if let Some((_, c)) = pick(Reaction::FailMemberGone) {
+            return Some(commits::member_gone("OffsetCommit", *c, snap));
+        }
+        let (_, c) = pick(Reaction::Fatal)?;
+        // An authorization refused names the topics refused with it (or the group).
+        let refused = || {
+            failed
+                .iter()
+                .filter(|(_, code)| code == c)
+                .map(|(tp, _)| tp.topic.clone())
+                .collect()
+        };
+        Some(Error::from_code(
+            "OffsetCommit",
+            *c,
+            Some("not retriable".into()),
+            &self.config.group_id,
+            refused,
+            || self.transport.principal(),
+        ))
+    }
+
+    /// Waits (≤ the rebalance timeout) until the member holds a newer generation or epoch than
+    /// the one `sent` carried (a classic member: stable in it); fails naming the `pending`
+    /// partitions it no longer owns then.
+    async fn await_new_identity(
+        &self,
+        sent: &MemberSnapshot,
+        pending: &BTreeMap<TopicPartition, OffsetAndMetadata>,
+    ) -> Result<()> {
+        let now = self.next_identity(sent, "OffsetCommit").await?;
+        let moved: Vec<String> = pending
+            .keys()
+            .filter(|tp| !now.assignment.contains(*tp))
+            .map(ToString::to_string)
+            .collect();
+        if moved.is_empty() {
+            return Ok(());
+        }
+        Err(broker(
+            "OffsetCommit",
+            commit_wait_code(sent),
+            format!("partitions revoked by the rebalance: {}", moved.join(", ")),
+        ))
+    }
+
+    /// The member's state once its generation or epoch has moved on from `sent`'s (bounded by
+    /// the rebalance timeout).
+    async fn next_identity(
+        &self,
+        sent: &MemberSnapshot,
+        api: &'static str,
+    ) -> Result<MemberSnapshot> {
+        let generation = sent.generation;
+        let mut rx = self.snapshot.clone();
+        let waited = timeout(
+            self.config.rebalance_timeout,
+            rx.wait_for(|s| {
+                s.generation != generation
+                    && (s.group_protocol == GroupProtocol::Consumer
+                        || !matches!(
+                            s.state,
+                            MemberState::PreparingRebalance | MemberState::CompletingRebalance
+                        ))
+            }),
+        )
+        .await;
+        match waited {
+            Ok(Ok(s)) => Ok(s.clone()),
+            Ok(Err(_)) => Err(Error::Closed),
+            Err(_) => Err(broker(
+                api,
+                commit_wait_code(sent),
+                match sent.group_protocol {
+                    GroupProtocol::Classic => {
+                        "the rebalance did not complete within the rebalance timeout"
+                    }
+                    GroupProtocol::Consumer => "no newer member epoch within the rebalance timeout",
+                },
+            )),
         }
     }
 
@@ -379,6 +431,9 @@ impl<T: GroupTransport> Shared<T> {
                 om.metadata.clone(),
             ));
         }
+        if snap.group_protocol == GroupProtocol::Consumer {
+            commits::check_commit_version(&*self.transport, &self.config.group_id).await?;
+        }
         let names: Vec<String> = topics.keys().cloned().collect();
         let ids = self.transport.topic_ids(&names, refresh_ids).await?;
         let names_by_id = names_by_id(&ids);
@@ -417,7 +472,8 @@ impl<T: GroupTransport> Shared<T> {
         Ok(failed)
     }
 
-    /// Committed offsets of `partitions` (`None`: nothing committed), asking for stable offsets.
+    /// Committed offsets of `partitions` (`None`: nothing committed), asking for stable offsets;
+    /// a consumer-protocol member asks as itself (member id and epoch) while it holds an epoch.
     pub(crate) async fn committed(
         &self,
         partitions: BTreeSet<TopicPartition>,
@@ -426,7 +482,14 @@ impl<T: GroupTransport> Shared<T> {
         let mut refresh_ids = false;
         loop {
             attempts += 1;
-            let outcome = self.fetch_once(&partitions, refresh_ids).await;
+            let snap = self.snapshot.borrow().clone();
+            let consumer = snap.group_protocol == GroupProtocol::Consumer;
+            let member = if consumer {
+                commits::fetch_identity(&snap)
+            } else {
+                None
+            };
+            let outcome = self.fetch_once(&partitions, refresh_ids, member).await;
             refresh_ids = matches!(outcome, Ok(Err((ErrorCode::UnknownTopicId, _))));
             let (code, topics) = match outcome {
                 Ok(Ok(found)) => return Ok(found),
@@ -438,10 +501,24 @@ impl<T: GroupTransport> Shared<T> {
                 }
                 Err(e) => return Err(e),
             };
-            match reaction::offset_fetch(code) {
-                Reaction::RetryAfterBackoff if attempts <= self.config.commit_retries => {}
-                Reaction::Rediscover if attempts <= self.config.commit_retries => {
+            let reaction = if consumer {
+                consumer::reaction::offset_fetch(code)
+            } else {
+                reaction::offset_fetch(code)
+            };
+            let retry = attempts <= self.config.commit_retries;
+            match reaction {
+                // A newer epoch than the one asked with: ask again with it.
+                Reaction::RetryAfterRebalance if retry => {
+                    self.next_identity(&snap, "OffsetFetch").await?;
+                    continue;
+                }
+                Reaction::RetryAfterBackoff if retry => {}
+                Reaction::Rediscover if retry => {
                     self.transport.forget_coordinator(&self.config.group_id);
+                }
+                Reaction::FailMemberGone => {
+                    return Err(commits::member_gone("OffsetFetch", code, &snap))
                 }
                 _ => {
                     return Err(Error::from_code(
@@ -465,6 +542,7 @@ impl<T: GroupTransport> Shared<T> {
         &self,
         partitions: &BTreeSet<TopicPartition>,
         refresh_ids: bool,
+        member: Option<(String, i32)>,
     ) -> Result<Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>, (ErrorCode, Vec<String>)>>
     {
         let mut by_topic: BTreeMap<String, Vec<i32>> = BTreeMap::new();
@@ -481,7 +559,8 @@ impl<T: GroupTransport> Shared<T> {
         let response = self
             .transport
             .call_coordinator(&self.config.group_id, move |version| {
-                requests::offset_fetch(version, &group, Some(&by_topic), &ids)
+                let member = member.as_ref().map(|(id, epoch)| (id.as_str(), *epoch));
+                requests::offset_fetch_as_member(version, &group, Some(&by_topic), &ids, member)
             })
             .await?;
         let code = ErrorCode::from_i16(offset_fetch_error(&response, &self.config.group_id));
@@ -528,11 +607,25 @@ impl<T: GroupTransport> Shared<T> {
 /// its ILLEGAL_GENERATION says the generation moved on under it, not that the member was fenced
 /// (its own JoinGroup's answer says that), so it waits for the new generation as
 /// REBALANCE_IN_PROGRESS does.
+/// A consumer-protocol member's commits follow the `consumer` table
+/// ([`consumer::reaction::offset_commit`](super::consumer::reaction::offset_commit)).
 fn commit_reaction(code: ErrorCode, sent_with: &MemberSnapshot) -> Reaction {
-    if code == ErrorCode::IllegalGeneration && sent_with.state == MemberState::PreparingRebalance {
+    if sent_with.group_protocol == GroupProtocol::Consumer {
+        consumer::reaction::offset_commit(code)
+    } else if code == ErrorCode::IllegalGeneration
+        && sent_with.state == MemberState::PreparingRebalance
+    {
         Reaction::RetryAfterRebalance
     } else {
         reaction::offset_commit(code)
+    }
+}
+
+/// The code a commit waiting for the member's next generation (or epoch) fails with.
+fn commit_wait_code(sent_with: &MemberSnapshot) -> ErrorCode {
+    match sent_with.group_protocol {
+        GroupProtocol::Classic => ErrorCode::RebalanceInProgress,
+        GroupProtocol::Consumer => ErrorCode::StaleMemberEpoch,
     }
 }
 

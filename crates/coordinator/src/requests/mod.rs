@@ -22,7 +22,8 @@ pub(crate) use connection::{api_versions, find_coordinator, sasl_authenticate, s
 pub(crate) use consumer_group::{consumer_group_heartbeat, HeartbeatFields};
 pub(crate) use group::{describe_groups, heartbeat, join_group, leave_group, sync_group};
 pub(crate) use offsets::{
-    list_groups, list_offsets, offset_commit, offset_fetch, CommitTarget, PartitionOffset,
+    list_groups, list_offsets, offset_commit, offset_fetch, offset_fetch_as_member, CommitTarget,
+    PartitionOffset,
 };
 
 /// A duration in whole milliseconds for an `int32` field, capped at `i32::MAX`.

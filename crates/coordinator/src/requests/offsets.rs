@@ -138,6 +138,27 @@ pub(crate) fn offset_fetch(
     }
 }
 
+/// As [`offset_fetch`], asked as the `consumer`-protocol member `member` (member id and epoch,
+/// v9+, KIP-848): the coordinator then answers STALE_MEMBER_EPOCH or UNKNOWN_MEMBER_ID when the
+/// member is not the one it knows, rather than offsets the member may no longer own. Before v9
+/// (and with `member` absent) the request is anonymous.
+pub(crate) fn offset_fetch_as_member(
+    version: i16,
+    group: &str,
+    topics: Option<&BTreeMap<String, Vec<i32>>>,
+    ids: &BTreeMap<String, Uuid>,
+    member: Option<(&str, i32)>,
+) -> OffsetFetchRequest {
+    let mut request = offset_fetch(version, group, topics, ids);
+    if let (true, Some((member_id, epoch)), Some(entry)) =
+        (version >= 9, member, request.groups.first_mut())
+    {
+        entry.member_id = Some(member_id.to_owned());
+        entry.member_epoch = epoch;
+    }
+    request
+}
+
 /// ListOffsets of `partitions` (topic → partition indexes) at `timestamp` (-2 earliest, -1 latest,
 /// else ms since the epoch), as a consumer (`replica_id` -1, no current leader epoch), at the
 /// isolation level of `read_committed` (v2+). `timeout` is `request.timeout.ms`, the broker's bound

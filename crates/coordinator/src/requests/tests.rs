@@ -222,6 +222,9 @@ fn offset_requests() -> Vec<String> {
     failed.extend(every_version("some partitions", |v| {
         offset_fetch(v, "orders", Some(&partitions), &ids)
     }));
+    failed.extend(every_version("as a consumer-protocol member", |v| {
+        offset_fetch_as_member(v, "orders", Some(&partitions), &ids, Some((MEMBER, 4)))
+    }));
     // Every partition with a commit (the sidecar): null topics exist from v2.
     failed.extend(
         every_version("all partitions", |v| offset_fetch(v, "orders", None, &ids))
@@ -278,6 +281,22 @@ fn what_a_version_cannot_say_is_an_encoding_error() {
     let mut buf = BytesMut::new();
     let err = encode_request(&mut buf, &request, 0, 1, None).expect_err("no regex at v0");
     assert!(err.to_string().contains("subscribed_topic_regex"), "{err}");
+}
+
+#[test]
+fn a_consumer_protocol_members_offset_fetch_names_it_from_v9() {
+    let partitions = BTreeMap::from([("orders".to_string(), vec![0])]);
+    let ids = topic_ids();
+    let v9 = offset_fetch_as_member(9, "g", Some(&partitions), &ids, Some(("m", 4)));
+    assert_eq!(v9.groups[0].member_id.as_deref(), Some("m"));
+    assert_eq!(v9.groups[0].member_epoch, 4);
+    let v8 = offset_fetch_as_member(8, "g", Some(&partitions), &ids, Some(("m", 4)));
+    assert_eq!(
+        (v8.groups[0].member_id.clone(), v8.groups[0].member_epoch),
+        (None, -1)
+    );
+    let anonymous = offset_fetch_as_member(10, "g", Some(&partitions), &ids, None);
+    assert_eq!(anonymous.groups[0].member_epoch, -1);
 }
 
 #[test]

@@ -111,6 +111,7 @@
 //! [`poll_interval_exceeded`]: crate::group::GroupHandle::poll_interval_exceeded
 
 mod answers;
+pub(crate) mod commits;
 pub mod heartbeat;
 mod leave;
 pub(crate) mod member;

@@ -5,6 +5,7 @@
 //! the clock when every task idles.
 #![allow(clippy::unwrap_used)]
 
+mod commits;
 mod lifecycle;
 mod rows;
 
