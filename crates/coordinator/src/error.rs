@@ -193,8 +193,9 @@ impl Error {
     /// Whether the error must end the consumer rather than be retried or logged: retrying can
     /// never succeed and carrying on would silently stop part of the work. A request that cannot
     /// be encoded (the partitions it serves would never be consumed, or the member never join),
-    /// and every security failure: authentication, a TLS certificate refused, an authorization
-    /// refused (typed, or as a broker's code).
+    /// a broker that cannot run `group.protocol=consumer`, a static member whose instance id was
+    /// never released, and every security failure: authentication, a TLS certificate refused, an
+    /// authorization refused (typed, or as a broker's code).
     pub fn is_fatal(&self) -> bool {
         match self {
             Error::Encode { .. }
@@ -220,7 +221,8 @@ impl Error {
     }
 
     /// The broker's error code this error stands for, if any: a broker's answer, an
-    /// authorization refused, a SASL failure.
+    /// authorization refused, a SASL failure, UNSUPPORTED_VERSION for a broker without the
+    /// `consumer` protocol, UNRELEASED_INSTANCE_ID for an instance id never released.
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             Error::Broker { code, .. }

@@ -7,6 +7,8 @@
 //!   static one (`mooring.leave.group.on.close=true` makes it -1; `false` on a dynamic member
 //!   sends nothing and lets the session time out); all of it within the close's deadline.
 //! - `leave`: as `close`, always -1.
+//! - Either while joining (no epoch yet): the leave goes anyway, since the coordinator may have
+//!   taken the join whose answer is not in; UNKNOWN_MEMBER_ID then says it had not.
 //! - An empty subscription: as `close` (-1, or -2 for a static member, as Java's `unsubscribe`),
 //!   and the member stays out until subscribed again.
 //! - Stale (the processing loop missed `max.poll.interval.ms`): -1 at once, then `lost` for
@@ -70,7 +72,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.closing_by = Some(ending.deadline);
         self.release_all().await;
         self.beat.in_flight = None;
-        let was_in_group = self.epoch > 0;
+        // Joining: the coordinator may have taken the join whose answer is not in yet.
+        let was_in_group = self.epoch > 0 || self.state == ConsumerMemberState::Joining;
         let leave_epoch = self
             .close_epoch(ending.force_leave)
             .filter(|_| was_in_group);

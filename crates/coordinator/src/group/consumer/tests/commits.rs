@@ -255,3 +255,31 @@ async fn fetch_before_joining_is_anonymous() {
     assert_eq!(sent[0].groups[0].member_id, None);
     assert_eq!(sent[0].groups[0].member_epoch, -1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn commit_other_codes_follow_the_classic_table() {
+    let s = start(config(None));
+    stable(&s).await;
+    s.fake.push(commit_response(&[(0, E::NotCoordinator)]));
+    s.fake.push(commit_response(&[(0, E::None)]));
+    s.member.commit(offsets(&[0])).await.unwrap();
+    assert_eq!(commits(&s).len(), 2, "resent after rediscovery");
+    assert_eq!(s.fake.forgets.load(Ordering::SeqCst), 1);
+    s.fake
+        .push(commit_response(&[(0, E::OffsetMetadataTooLarge)]));
+    let err = s.member.commit(offsets(&[0])).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Broker {
+                code: E::OffsetMetadataTooLarge,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        s.member.state().consumer_state,
+        Some(ConsumerMemberState::Stable)
+    );
+}

@@ -329,3 +329,19 @@ async fn an_empty_subscription_leaves_and_sends_nothing_more() {
         &("revoked", tps("t", &[0, 1]))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_close_while_the_join_is_unanswered_still_leaves() {
+    let s = start(config(None));
+    s.fake.push_hang(HEARTBEAT);
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_until(|| heartbeats(&s).len() == 1).await;
+    s.member.close().await.unwrap();
+    let hb = heartbeats(&s);
+    assert_eq!(hb.len(), 2);
+    assert_eq!(
+        hb[1].member_epoch, -1,
+        "the coordinator may have taken the join"
+    );
+    assert_eq!(hb[1].member_id, hb[0].member_id);
+}

@@ -438,3 +438,38 @@ fn the_reaction_functions_are_the_table() {
         R::FailMemberGone
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn heartbeat_security_refusals_on_the_way_stop_the_member_with_the_typed_error() {
+    let refusals = [
+        Error::Authorization {
+            api: "FindCoordinator",
+            resource: Resource::Group("g".into()),
+            principal: PRINCIPAL.into(),
+            code: E::GroupAuthorizationFailed,
+        },
+        Error::Authentication {
+            broker: "node 1".into(),
+            mechanism: "PLAIN".into(),
+            principal: PRINCIPAL.into(),
+            code: E::SaslAuthenticationFailed,
+            message: "Invalid username or password".into(),
+        },
+    ];
+    for refusal in refusals {
+        let code = refusal.code().unwrap();
+        let s = start(config(None));
+        stable(&s).await;
+        s.fake.push_error(HEARTBEAT, refusal);
+        let snap = wait_state(&s.member, |x| x.state == MemberState::Failed(code)).await;
+        assert!(
+            snap.failure.as_deref().is_some_and(Error::is_fatal),
+            "{code}"
+        );
+        assert_eq!(s.listener.calls()[1], ("lost", tps("t", &[0, 1])), "{code}");
+        let count = heartbeats(&s).len();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        assert_eq!(heartbeats(&s).len(), count, "{code}: never retried");
+        assert_eq!(s.fake.forgets.load(Ordering::SeqCst), 0, "{code}");
+    }
+}
