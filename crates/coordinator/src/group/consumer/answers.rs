@@ -93,7 +93,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         });
         match reaction::heartbeat(code) {
             Reaction::Proceed => self.on_success(response, sent),
-            Reaction::RejoinAtEpochZero => self.on_fenced(code),
+            Reaction::RejoinAtEpochZero => self.on_fenced(code, sent),
             Reaction::AwaitInstanceRelease => self.on_unreleased(),
             Reaction::Rediscover => {
                 self.transport.forget_coordinator(&self.config.group_id);
@@ -274,14 +274,20 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     }
 
     /// FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID: the membership is gone. Lose everything, then
-    /// rejoin at epoch 0 with the same member id (cause `EpochFenced`).
-    fn on_fenced(&mut self, code: ErrorCode) {
+    /// rejoin at epoch 0 with the same member id (cause `EpochFenced`): at once, unless the
+    /// refused heartbeat was itself a join (then after `retry.backoff.ms`, never a tight loop).
+    fn on_fenced(&mut self, code: ErrorCode, sent: Sent) {
         tracing::info!(group = %self.config.group_id, member_id = %self.member_id, epoch = self.epoch, %code, "member fenced; rejoining");
         self.fail_run(format!("{API}: {code}"), Some(code));
         self.end_membership();
         self.state = ConsumerMemberState::Fenced;
         self.to_lose = true;
         self.rejoin_after_loss = Some(RebalanceCause::EpochFenced);
+        if sent.epoch == 0 {
+            let at = Instant::now() + self.config.retry_backoff;
+            self.beat.backoff_until = Some(at);
+            self.beat.next_at = Some(at);
+        }
         self.publish();
     }
 

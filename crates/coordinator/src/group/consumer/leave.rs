@@ -125,6 +125,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             // Subscribed again meanwhile.
             self.join(RebalanceCause::SubscriptionChange);
         } else {
+            self.failure = None;
+            self.failed_code = ErrorCode::None;
             self.set_state(ConsumerMemberState::Unsubscribed);
         }
     }

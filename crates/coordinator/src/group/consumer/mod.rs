@@ -56,8 +56,9 @@
 //!
 //! As the classic member's where they apply, with `rebalance_protocol` Cooperative:
 //! `RebalanceStarted` (cause `MemberJoined` when subscribing, `EpochFenced` after fencing,
-//! `PollIntervalExceeded` after going stale, `SubscriptionChange`, else read from the target:
-//! `MemberJoined` when it revokes, `MemberLeft` when it only adds), `Joined` on the first epoch of
+//! `PollIntervalExceeded` after going stale, `SubscriptionChange`, `MetadataChange` when topic
+//! ids unknown before are named, else read from the target: `MemberJoined` when it revokes,
+//! `MemberLeft` when it only adds), `Joined` on the first epoch of
 //! a join, `PartitionsRevoked`/`PartitionsAssigned`/`PartitionsLost` with durations, `Reconciled`
 //! with its phases and `RebalanceCompleted` (generation = the member epoch) when the
 //! acknowledgement is answered, `RebalanceFailed` when a rebalance under way is cut (fenced,

@@ -101,6 +101,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         };
         let incarnation = self.incarnation;
         let first = self.applied.is_none();
+        // The same target again: ids unknown last time may now have names.
+        let rerun = self.applied == Some(target.seq);
         self.resolve_at = None;
         let resolve_started = Instant::now();
         let Some(resolved) = self.resolve(&target).await else {
@@ -134,7 +136,9 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             }
             return;
         }
-        let cause = self.pending_cause.take().unwrap_or(if revoked.is_empty() {
+        let cause = self.pending_cause.take().unwrap_or(if rerun {
+            RebalanceCause::MetadataChange
+        } else if revoked.is_empty() {
             RebalanceCause::MemberLeft
         } else {
             RebalanceCause::MemberJoined

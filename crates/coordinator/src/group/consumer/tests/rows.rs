@@ -473,3 +473,15 @@ async fn heartbeat_security_refusals_on_the_way_stop_the_member_with_the_typed_e
         assert_eq!(s.fake.forgets.load(Ordering::SeqCst), 0, "{code}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn heartbeat_a_join_refused_as_unknown_member_retries_after_backoff_not_in_a_loop() {
+    let s = start(config(None));
+    s.fake.push(refused(E::UnknownMemberId));
+    s.fake.push(ok(1, Some(&[("t", &[0])])));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_owning(&s, ConsumerMemberState::Stable, 1, &tps("t", &[0])).await;
+    let t = s.fake.times(HEARTBEAT);
+    assert_eq!(t[1] - t[0], Duration::from_millis(100));
+    assert_eq!(heartbeats(&s)[1].member_epoch, 0);
+}
