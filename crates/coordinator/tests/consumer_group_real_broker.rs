@@ -588,3 +588,49 @@ async fn a_commit_carries_the_member_epoch_and_is_read_back() {
     );
     a.handle.close().await.unwrap();
 }
+
+/// On Kafka 4 the consumer protocol runs; on a 3.x broker (the compatibility phase: 3.9.1 and
+/// 3.7.2 offer no ConsumerGroupHeartbeat unless its preview is turned on) the member fails at once
+/// with a typed error that says to use classic, and sends nothing more: no retry loop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consumer_protocol_runs_on_kafka_4_and_is_refused_clearly_by_older_brokers() {
+    let cluster = Cluster::shared();
+    let kafka_4 = cluster.var("MOORING_KAFKA_VERSION").starts_with("4.");
+    let topic = unique("kip848-support");
+    let group = unique("kip848-support");
+    create_topic(&cluster, &topic).await;
+    let a = Member::spawn(&cluster, &group, None).await;
+    a.handle.subscribe([topic.clone()]).await.unwrap();
+    if kafka_4 {
+        until(
+            &[&a],
+            Duration::from_secs(60),
+            "one member",
+            settled(&topic),
+        )
+        .await;
+        a.handle.close().await.unwrap();
+        return;
+    }
+    let snaps = until(&[&a], Duration::from_secs(10), "a failed member", |s| {
+        s[0].consumer_state == Some(ConsumerMemberState::Fatal)
+    })
+    .await;
+    let failure = snaps[0].failure.clone().expect("the failure is kept");
+    assert!(
+        matches!(*failure, Error::ConsumerProtocolUnsupported { .. }),
+        "{failure:?}"
+    );
+    assert!(failure.to_string().contains("use classic"), "{failure}");
+    // Nothing is retried: the member stays failed and no heartbeat goes out.
+    let heartbeats = a.events_matching(|k| matches!(k, GroupEventKind::Heartbeat { .. }));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        a.handle.state().consumer_state,
+        Some(ConsumerMemberState::Fatal)
+    );
+    assert_eq!(
+        a.events_matching(|k| matches!(k, GroupEventKind::Heartbeat { .. })),
+        heartbeats
+    );
+}
