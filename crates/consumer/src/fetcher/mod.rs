@@ -68,6 +68,7 @@ pub(crate) mod records;
 mod refresh;
 pub(crate) mod request;
 pub(crate) mod session;
+mod sizes;
 #[cfg(test)]
 mod tests;
 
@@ -99,11 +100,6 @@ use session::{FetchSession, PartitionRequest, SessionRequest};
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
 /// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
 const IDLE_TICK: Duration = Duration::from_millis(100);
-
-/// Per-partition fetch sizes below `max.partition.fetch.bytes` are multiples of this, so the
-/// limit stays the same from one request to the next (a change re-lists the partition in the
-/// fetch session).
-const FETCH_SIZE_GRAIN: usize = 64 * 1024;
 
 /// One finished Fetch.
 struct Outcome {
@@ -183,28 +179,6 @@ impl<H: Dispatch> Fetcher<H> {
             expansion: 1.0,
             last_plan: None,
         }
-    }
-
-    /// The partition's `partition_max_bytes`: `max.partition.fetch.bytes`, lowered to the room
-    /// its engine buffer has after a backpressure pause ends (in bytes, and in records at the
-    /// partition's last seen record size), in multiples of [`FETCH_SIZE_GRAIN`]. The broker
-    /// still sends a first batch larger than the limit whole (KIP-74).
-    fn partition_max_bytes(&self, tp: &TopicPartition) -> i32 {
-        let configured = usize::try_from(self.shared.config.fetch.max_partition_bytes).unwrap_or(0);
-        let buffer = &self.shared.config.processing;
-        let mut room = buffer
-            .max_buffered_bytes
-            .saturating_sub(buffer.resume_buffered_bytes);
-        if let Some(size) = self.record_sizes.get(tp) {
-            let records = buffer
-                .max_buffered_records
-                .saturating_sub(buffer.resume_buffered_records);
-            room = room.min(records.saturating_mul(*size));
-        }
-        let limit = (room / FETCH_SIZE_GRAIN * FETCH_SIZE_GRAIN)
-            .max(FETCH_SIZE_GRAIN)
-            .min(configured);
-        i32::try_from(limit).unwrap_or(i32::MAX)
     }
 
     fn retry_backoff(&self) -> Duration {
@@ -382,26 +356,6 @@ impl<H: Dispatch> Fetcher<H> {
             })
             .collect();
         (plan, ids)
-    }
-
-    /// The `fetch.max.bytes` of the next request: what the memory budget has room for, beside
-    /// the frames alive and the requests in flight, at most half the budget (so one answer is
-    /// handled while the next is fetched), divided by the recent answers' expansion when
-    /// decompressed, and at most `fetch.max.bytes`. `None` while the budget
-    /// is full; with nothing held at all a request always goes (the broker still sends a first
-    /// batch larger than asked for, so a record larger than the budget is consumed).
-    fn request_max_bytes(&self) -> Option<i32> {
-        let memory = &self.shared.memory;
-        let reserved: usize = self.reserved.values().sum();
-        let held = memory.in_use() + reserved;
-        let room = memory.limit().saturating_sub(held);
-        if room < FETCH_SIZE_GRAIN && held > 0 {
-            return None;
-        }
-        let configured = usize::try_from(self.shared.config.fetch.max_bytes).unwrap_or(0);
-        let max = ((room.min(memory.limit() / 2) as f64) / self.expansion) as usize;
-        let max = max.max(FETCH_SIZE_GRAIN).min(configured);
-        Some(i32::try_from(max).unwrap_or(i32::MAX))
     }
 
     /// Plans and sends one Fetch to every broker that leads a partition to fetch and has none in
