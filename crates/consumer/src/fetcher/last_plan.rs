@@ -6,12 +6,13 @@
 //! partitions, planning on those ticks was most of the consumer's CPU while each broker
 //! long-polled its Fetch for `fetch.max.wait.ms`. What changes a plan comes with a wake of its own
 //! (an answer, a seek, a pause or resume, a rebalance, positions found, backpressure lifted), with
-//! new metadata, or with time (a partition's back-off ending). So on a tick with nothing else going
-//! on, the last plan stands if it was made from the same metadata snapshot and assignment, no
-//! partition's back-off has ended since, and every broker it wanted still waits on its Fetch:
-//! nothing could be sent to them. A broker not waiting (backed off, say) makes every tick plan, as
-//! before. A backpressure pause has no wake: the next plan syncs it, as the next tick did, and
-//! meanwhile the engine takes from an answer only what fits (the rest is fetched again).
+//! new metadata, or with time (a partition's back-off or its read replica's lease ending). So on a
+//! tick with nothing else going on, the last plan stands if it was made from the same metadata
+//! snapshot and assignment, no partition's back-off or lease has ended since, and every broker it
+//! wanted still waits on its Fetch: nothing could be sent to them. A broker not waiting (backed
+//! off, say) makes every tick plan, as before. A backpressure pause has no wake: the next plan
+//! syncs it, as the next tick did, and meanwhile the engine takes from an answer only what fits
+//! (the rest is fetched again).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -30,7 +31,8 @@ pub(crate) struct LastPlan {
     pub(crate) assignment_epoch: u64,
     /// The brokers with partitions to fetch in it.
     pub(crate) nodes: BTreeSet<i32>,
-    /// The first partition back-off to end after it (a partition to list again).
+    /// The first partition back-off or read replica lease to end after it (a partition to list
+    /// again, or to move to its leader).
     pub(crate) backoff_ends: Option<Instant>,
 }
 
@@ -76,7 +78,7 @@ impl<H: Dispatch> Fetcher<H> {
             metadata: Arc::clone(metadata),
             assignment_epoch: epoch,
             nodes: by_leader.keys().copied().collect(),
-            backoff_ends: self.errors.next_expiry(now),
+            backoff_ends: self.next_expiry(now),
         });
         Some(by_leader)
     }

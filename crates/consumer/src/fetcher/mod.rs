@@ -1,12 +1,15 @@
-//! The fetcher: moves records from each partition's leader to the processing engine.
+//! The fetcher: moves records from each partition's leader (or the replica it names) to the
+//! processing engine.
 //!
 //! - **Who is fetched**: only [`SubscriptionState::fetchable_partitions`] — assigned, with a
 //!   position, paused neither by the user nor by the engine (its level-triggered
 //!   `unfetchable_partitions`, synced every round: backpressure, and partitions a revoke is
 //!   stopping, whose records it would refuse).
-//! - **Where**: partitions are grouped by their leader from metadata; at most one Fetch is in
-//!   flight per broker. The fetcher has its own `Client` (own connections): the broker answers a
-//!   connection's requests in order, and a long-polling Fetch must not hold up heartbeats.
+//! - **Where**: partitions are grouped by their leader from metadata, or by the replica their
+//!   leader named for `client.rack` while its lease lasts (KIP-392, `replica.rs`, with its own
+//!   reaction table); at most one Fetch is in flight per broker. The fetcher has its own
+//!   `Client` (own connections): the broker answers a connection's requests in order, and a
+//!   long-polling Fetch must not hold up heartbeats.
 //! - **Sessions** (KIP-227): one incremental fetch session per broker (`session.rs`); topic ids from
 //!   Fetch v13 (`request.rs`).
 //! - **Limits**: `fetch.min.bytes`, `fetch.max.wait.ms`, `fetch.max.bytes`,
@@ -54,6 +57,7 @@
 //! | partition | UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_TOPIC_ID | back off the partition; the broker's session starts over (it may name the topic by a stale id); metadata refresh. Topic still listed: retried as above |
 //! | topic | an assigned topic not listed by a refresh (deleted, or never created) | `TopicUnavailable` event, once; its partitions are not fetched. In a group the member rejoins on the metadata change and the partitions are revoked; assigned by hand they stay assigned, the topic is looked up again every `metadata.max.age.ms`, and fetched again once listed |
 //! | partition | OFFSET_OUT_OF_RANGE | reset by `auto.offset.reset`; `none`: [`ConsumerError::OffsetOutOfRange`] |
+//! | partition | any error but TOPIC_AUTHORIZATION_FAILED from a replica the leader named (not the leader) | back to the leader at once, which decides: never a reset, never a back-off (`replica.rs`) |
 //! | partition | a batch failing its CRC-32C or its decoding, or whose offsets cannot be right (before the position, out of order, at or past the high watermark: a base offset, outside the CRC, changed in flight) | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
 //! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch, in the refreshed metadata, in the ListOffsets or OffsetFetch of offset initialisation) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer and the principal: fatal, `run` ends with it, said once |
 //! | request | authentication or TLS refused ([`Error::Authentication`](mooring_coordinator::Error::Authentication), [`Error::Tls`](mooring_coordinator::Error::Tls): the client connects no more) | fatal: `run` ends with it, said once |
@@ -66,6 +70,7 @@ mod partition_errors;
 pub(crate) mod positions;
 pub(crate) mod records;
 mod refresh;
+mod replica;
 pub(crate) mod request;
 pub(crate) mod session;
 mod sizes;
@@ -95,6 +100,7 @@ use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo
 use crate::TopicPartition;
 use last_plan::LastPlan;
 use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
+use replica::ReadReplicas;
 use session::{FetchSession, PartitionRequest, SessionRequest};
 
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
@@ -106,6 +112,9 @@ struct Outcome {
     node: i32,
     /// Topic ids sent, to map an answer's ids back to names (v13+).
     names: HashMap<Uuid, String>,
+    /// The partitions fetched there from a replica other than their leader (KIP-392): only a
+    /// leader's errors are that partition's; a replica's send it back to its leader.
+    from_replica: BTreeSet<TopicPartition>,
     result: Result<FetchResponse, ClientError>,
 }
 
@@ -121,6 +130,8 @@ pub(crate) struct Fetcher<H: Dispatch> {
     backoff_until: HashMap<i32, Instant>,
     /// Partitions backed off, corrupt batches, unavailable topics.
     errors: PartitionErrors,
+    /// The replica each partition is read from when not its leader (`replica.rs`).
+    replicas: ReadReplicas,
     refresh_metadata: bool,
     refresh_retry_at: Option<Instant>,
     positions_retry_at: Option<Instant>,
@@ -160,6 +171,12 @@ impl<H: Dispatch> Fetcher<H> {
             shared.config.client.retry_backoff,
             shared.config.client.retry_backoff_max,
         );
+        let client = &shared.config.client;
+        let replicas = ReadReplicas::new(
+            client.metadata_max_age,
+            client.retry_backoff,
+            client.retry_backoff_max,
+        );
         Fetcher {
             shared,
             engine,
@@ -169,6 +186,7 @@ impl<H: Dispatch> Fetcher<H> {
             busy: BTreeSet::new(),
             backoff_until: HashMap::new(),
             errors,
+            replicas,
             refresh_metadata: true,
             refresh_retry_at: None,
             positions_retry_at: None,
@@ -200,10 +218,9 @@ impl<H: Dispatch> Fetcher<H> {
             self.send_fetches(woken);
             woken = true;
             let wake = self.shared.wake.notified();
-            // A partition's back-off may end before the idle tick.
+            // A partition's back-off or lease may end before the idle tick.
             let now = Instant::now();
             let tick = self
-                .errors
                 .next_expiry(now)
                 .map_or(IDLE_TICK, |t| t.duration_since(now).min(IDLE_TICK));
             tokio::select! {
@@ -277,9 +294,10 @@ impl<H: Dispatch> Fetcher<H> {
         self.shared.wake();
     }
 
-    /// The partitions to fetch now, by leader: fetchable (assigned, positioned, not paused), not
-    /// backed off, of a topic not gone. A partition whose leader is unknown is backed off until
-    /// metadata is refreshed.
+    /// The partitions to fetch now, by the node to fetch them from (their leader, or the replica
+    /// it named: `replica.rs`): fetchable (assigned, positioned, not paused), not backed off, of
+    /// a topic not gone. A partition whose leader is unknown is backed off until metadata is
+    /// refreshed.
     fn plan(
         &mut self,
         metadata: &Metadata,
@@ -288,9 +306,10 @@ impl<H: Dispatch> Fetcher<H> {
         let fetchable = {
             let mut subs = self.shared.subs();
             subs.sync_backpressure(&self.engine.unfetchable_partitions());
-            if !self.errors.is_empty() {
-                self.errors
-                    .retain(&subs.assigned_partitions().into_iter().collect());
+            if !self.errors.is_empty() || !self.replicas.is_empty() {
+                let assigned = subs.assigned_partitions().into_iter().collect();
+                self.errors.retain(&assigned);
+                self.replicas.retain(&assigned);
             }
             subs.fetchable_partitions()
                 .into_iter()
@@ -300,13 +319,14 @@ impl<H: Dispatch> Fetcher<H> {
                 .filter_map(|tp| subs.position(&tp).map(|p| (tp, p)))
                 .collect::<Vec<_>>()
         };
-        let mut by_leader: BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> =
+        let mut by_node: BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>> =
             BTreeMap::new();
         for (tp, position) in fetchable {
             match metadata.leader_for(&tp.topic, tp.partition) {
                 Some((leader, epoch)) if leader >= 0 => {
+                    let node = self.read_from(&tp, leader, metadata, now);
                     let max_bytes = self.partition_max_bytes(&tp);
-                    by_leader.entry(leader).or_default().insert(
+                    by_node.entry(node).or_default().insert(
                         tp,
                         PartitionRequest {
                             fetch_offset: position.offset,
@@ -321,7 +341,7 @@ impl<H: Dispatch> Fetcher<H> {
                 }
             }
         }
-        by_leader
+        by_node
     }
 
     /// Plans `node`'s next request for `wanted`, with the topic ids it names: every partition of
@@ -374,13 +394,13 @@ impl<H: Dispatch> Fetcher<H> {
         if self.memory_full || !broker_free {
             return;
         }
-        let Some(by_leader) = self.plan_round(&metadata, now, woken) else {
+        let Some(by_node) = self.plan_round(&metadata, now, woken) else {
             return;
         };
-        // Brokers that lead nothing to fetch any more: their session partitions are forgotten
-        // with the next request there; meanwhile the broker may still answer for them, and those
+        // Brokers with nothing to fetch any more: their session partitions are forgotten with
+        // the next request there; meanwhile the broker may still answer for them, and those
         // answers are dropped (position or assignment check).
-        for (node, wanted) in by_leader {
+        for (node, wanted) in by_node {
             if self.busy.contains(&node) || self.backoff_until.get(&node).is_some_and(|t| now < *t)
             {
                 continue;
@@ -389,6 +409,8 @@ impl<H: Dispatch> Fetcher<H> {
                 self.memory_full = true;
                 break;
             };
+            let rack = self.rack_for(wanted.keys(), now);
+            let from_replica = self.replicas.served_by(node, wanted.keys());
             let (plan, ids) = self.session_plan(node, wanted, &metadata);
             let names: HashMap<Uuid, String> =
                 ids.iter().map(|(name, id)| (*id, name.clone())).collect();
@@ -398,13 +420,6 @@ impl<H: Dispatch> Fetcher<H> {
             // What the answer will hold once decompressed.
             let reserve = f64::from(max_bytes) * self.expansion;
             self.reserved.insert(node, reserve as usize);
-            let rack = self
-                .shared
-                .config
-                .client
-                .client_rack
-                .clone()
-                .unwrap_or_default();
             self.busy.insert(node);
             self.in_flight.spawn(async move {
                 let result = async {
@@ -423,6 +438,7 @@ impl<H: Dispatch> Fetcher<H> {
                 Outcome {
                     node,
                     names,
+                    from_replica,
                     result,
                 }
             });
@@ -435,6 +451,7 @@ impl<H: Dispatch> Fetcher<H> {
         if let Some(session) = self.sessions.get_mut(&node) {
             session.reset();
         }
+        self.replica_node_failed(node);
         self.refresh_metadata = true;
         self.backoff_until
             .insert(node, Instant::now() + self.retry_backoff());
@@ -517,7 +534,8 @@ impl<H: Dispatch> Fetcher<H> {
                 unauthorized.insert(tp.topic);
                 continue;
             }
-            self.handle_partition(node, tp, sent, data);
+            let from_replica = outcome.from_replica.contains(&tp);
+            self.handle_partition(node, tp, sent, data, from_replica);
         }
         if !unauthorized.is_empty() {
             self.shared.fail(ConsumerError::TopicAuthorizationFailed {
@@ -527,17 +545,28 @@ impl<H: Dispatch> Fetcher<H> {
         }
     }
 
-    /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response).
+    /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response);
+    /// `from_replica`: fetched from a replica other than its leader, whose errors send the
+    /// partition back to the leader (`replica.rs`).
     fn handle_partition(
         &mut self,
         node: i32,
         tp: TopicPartition,
         sent: PartitionRequest,
         data: PartitionData,
+        from_replica: bool,
     ) {
         let code = ErrorCode::from(data.error_code);
+        if code == ErrorCode::None {
+            self.replica_answered(node, &tp, from_replica, data.preferred_read_replica);
+            self.handle_records(node, tp, sent, data);
+            return;
+        }
+        if from_replica {
+            self.replica_failed(node, tp, code);
+            return;
+        }
         match code {
-            ErrorCode::None => self.handle_records(node, tp, sent, data),
             ErrorCode::OffsetOutOfRange => self.reset_out_of_range(tp, sent),
             ErrorCode::UnknownTopicId
             | ErrorCode::UnknownTopicOrPartition

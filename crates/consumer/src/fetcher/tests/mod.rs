@@ -1,8 +1,11 @@
-//! The fetcher's reactions to Fetch answers, driven by constructed responses through `handle`.
+//! The fetcher's reactions to Fetch answers, driven by constructed responses through `handle`;
+//! those of fetching from a replica other than the leader in `replica.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use std::collections::HashMap;
+mod replica;
+
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +53,8 @@ impl Handler for Recorder {
 struct Harness {
     fetcher: Fetcher<Recorder>,
     events: ConsumerEvents,
+    /// By node, the partitions its request in flight fetched from a replica, and its rack.
+    in_flight: HashMap<i32, (BTreeSet<TopicPartition>, String)>,
 }
 
 fn tp(topic: &str, partition: i32) -> TopicPartition {
@@ -58,13 +63,20 @@ fn tp(topic: &str, partition: i32) -> TopicPartition {
 
 /// A fetcher with `partitions` assigned by hand, each at position 0.
 fn harness(partitions: &[TopicPartition]) -> Harness {
-    let config = ConsumerConfig::from_properties([
+    harness_with(partitions, &[])
+}
+
+/// [`harness`] with more (or other) consumer properties.
+fn harness_with(partitions: &[TopicPartition], extra: &[(&str, &str)]) -> Harness {
+    let mut props = vec![
         ("bootstrap.servers", "127.0.0.1:1"),
         ("retry.backoff.ms", "100"),
         ("retry.backoff.max.ms", "1000"),
         ("metadata.max.age.ms", "300000"),
-    ])
-    .expect("config");
+    ];
+    props.retain(|(k, _)| !extra.iter().any(|(e, _)| e == k));
+    props.extend_from_slice(extra);
+    let config = ConsumerConfig::from_properties(props).expect("config");
     let client = Client::new(config.client.clone()).expect("client");
     let (sink, events) = EventSink::new(256);
     let mut subs = SubscriptionState::new(OffsetResetStrategy::Earliest);
@@ -85,6 +97,7 @@ fn harness(partitions: &[TopicPartition]) -> Harness {
     Harness {
         fetcher: Fetcher::new(shared, engine, None),
         events,
+        in_flight: HashMap::new(),
     }
 }
 
@@ -92,10 +105,19 @@ impl Harness {
     /// What `send_fetches` would send to [`NODE`] now (recorded in the session's books, as if
     /// sent), or `None` when nothing is to be fetched there.
     fn send(&mut self, metadata: &Metadata) -> Option<SessionRequest> {
-        let mut by_leader = self.fetcher.plan(metadata, Instant::now());
-        let wanted = by_leader.remove(&NODE)?;
-        let (plan, _ids) = self.fetcher.session_plan(NODE, wanted, metadata);
-        self.fetcher.busy.insert(NODE);
+        self.send_to(NODE, metadata)
+    }
+
+    /// What `send_fetches` would send to `node` now, as [`send`](Self::send) for [`NODE`].
+    fn send_to(&mut self, node: i32, metadata: &Metadata) -> Option<SessionRequest> {
+        let now = Instant::now();
+        let mut by_node = self.fetcher.plan(metadata, now);
+        let wanted = by_node.remove(&node)?;
+        let rack = self.fetcher.rack_for(wanted.keys(), now);
+        let from_replica = self.fetcher.replicas.served_by(node, wanted.keys());
+        self.in_flight.insert(node, (from_replica, rack));
+        let (plan, _ids) = self.fetcher.session_plan(node, wanted, metadata);
+        self.fetcher.busy.insert(node);
         Some(plan)
     }
 
@@ -117,6 +139,16 @@ impl Harness {
 
     /// Hands the fetcher an answer from [`NODE`] with this session id.
     fn answer_in(&mut self, session_id: i32, partitions: Vec<(TopicPartition, PartitionData)>) {
+        self.answer_from(NODE, session_id, partitions);
+    }
+
+    /// Hands the fetcher an answer from `node` to its request in flight, with this session id.
+    fn answer_from(
+        &mut self,
+        node: i32,
+        session_id: i32,
+        partitions: Vec<(TopicPartition, PartitionData)>,
+    ) {
         let mut responses: Vec<FetchableTopicResponse> = Vec::new();
         for (p, data) in partitions {
             match responses.last_mut() {
@@ -128,9 +160,11 @@ impl Harness {
                 }),
             }
         }
+        let from_replica = self.in_flight.remove(&node).unwrap_or_default().0;
         self.fetcher.handle(Outcome {
-            node: NODE,
+            node,
             names: HashMap::new(),
+            from_replica,
             result: Ok(FetchResponse {
                 session_id,
                 responses,
@@ -377,6 +411,7 @@ async fn a_failed_request_still_backs_off_the_broker() {
     h.fetcher.handle(Outcome {
         node: NODE,
         names: HashMap::new(),
+        from_replica: BTreeSet::new(),
         result: Err(ClientError::Disconnected {
             broker: "127.0.0.1:1".into(),
         }),
