@@ -18,8 +18,9 @@
 //! - [`processing`]: the async processing engine: bounded concurrency, ordering per partition or
 //!   key, commit tracking that never passes an unfinished record, bounded buffers with
 //!   backpressure, the `max.poll.interval.ms` watchdog, revoke/loss/shutdown and metrics.
-//! - [`fetcher`]: Fetch from each partition's leader (sessions, topic ids, leader epochs,
-//!   isolation levels) into the engine; offset initialisation.
+//! - [`fetcher`]: Fetch from each partition's leader, or the replica it names for `client.rack`
+//!   (sessions, topic ids, leader epochs, isolation levels) into the engine; offset
+//!   initialisation; [`FetchStats`], what was fetched from each broker.
 //! - [`Consumer`]: the public API — configuration from Kafka properties, subscribe / pattern /
 //!   assign, `run(handler)`, `run_batch(batch_handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
 //! - [`otel`]: OpenTelemetry traces (a span per record processed, parented by its `traceparent`
@@ -42,6 +43,7 @@ pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GRO
 pub use consumer::{Consumer, ConsumerRebalanceListener, Delivery, RecordStream, ShutdownHandle};
 pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
+pub use fetcher::{BrokerFetchStats, FetchStats};
 /// One partition of one topic: the same type throughout Mooring (the group member's).
 pub use mooring_coordinator::group::TopicPartition;
 /// The group member's event types that [`ConsumerEvent::Group`] carries.

@@ -1,6 +1,6 @@
 //! What the runtime's parts share: the configuration, the subscription state (behind a mutex that
-//! is never held across an `.await`), the fetcher's network client, the wake-up of the fetch loop,
-//! the first fatal error and the telemetry sink.
+//! is never held across an `.await`), the fetcher's network client and its per-broker counters,
+//! the wake-up of the fetch loop, the first fatal error and the telemetry sink.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -13,6 +13,7 @@ use tokio::sync::{watch, Notify};
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
 use crate::events::{ConsumerEvent, EventSink};
+use crate::fetcher::FetchCounters;
 use crate::subscription::SubscriptionState;
 
 #[derive(Debug)]
@@ -24,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) fetch_client: Client,
     /// The record data the fetch client's frames hold (`mooring.memory.max.bytes`).
     pub(crate) memory: Arc<FrameMemory>,
+    /// What the fetcher fetched from each broker (`Consumer::fetch_stats`).
+    pub(crate) fetch_stats: FetchCounters,
     /// Wakes the fetch loop: assignment, pause/resume, seek, backpressure resume, shutdown.
     pub(crate) wake: Notify,
     fatal: Mutex<Option<ConsumerError>>,
@@ -60,6 +63,7 @@ impl Shared {
             subs: Mutex::new(subs),
             fetch_client,
             memory,
+            fetch_stats: FetchCounters::default(),
             wake: Notify::new(),
             fatal: Mutex::new(None),
             events,

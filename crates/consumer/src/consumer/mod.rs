@@ -25,6 +25,7 @@ use mooring_coordinator::Client;
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
 use crate::events::{ConsumerEvents, EventSink};
+use crate::fetcher::FetchStats;
 use crate::processing::{BatchHandler, Batches, Handler, ProcessingOrder};
 use crate::shared::Shared;
 use crate::subscription::{SubscriptionMode, SubscriptionState};
@@ -360,6 +361,14 @@ impl Consumer {
     /// one answer may pass.
     pub fn memory_in_use(&self) -> usize {
         self.inner.shared.memory.in_use()
+    }
+
+    /// What the fetcher fetched from each broker since the consumer was created (record bytes
+    /// and records, with the broker's rack), and the partitions a follower serves now: with
+    /// `client.rack` set and brokers that choose replicas by rack (KIP-392), the share fetched
+    /// outside the consumer's own rack.
+    pub fn fetch_stats(&self) -> FetchStats {
+        self.shared().fetch_stats.snapshot()
     }
 
     /// The next offset to fetch of an assigned partition, once known.

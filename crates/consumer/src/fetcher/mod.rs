@@ -74,6 +74,7 @@ mod replica;
 pub(crate) mod request;
 pub(crate) mod session;
 mod sizes;
+mod stats;
 #[cfg(test)]
 mod tests;
 
@@ -102,6 +103,8 @@ use last_plan::LastPlan;
 use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
 use replica::ReadReplicas;
 use session::{FetchSession, PartitionRequest, SessionRequest};
+pub(crate) use stats::FetchCounters;
+pub use stats::{BrokerFetchStats, FetchStats};
 
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
 /// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
@@ -341,6 +344,7 @@ impl<H: Dispatch> Fetcher<H> {
                 }
             }
         }
+        self.publish_followers();
         by_node
     }
 
@@ -529,13 +533,22 @@ impl<H: Dispatch> Fetcher<H> {
         }
         session.handle_response(response.session_id);
         let mut unauthorized = BTreeSet::new();
+        let (mut record_bytes, mut records) = (0, 0);
         for (tp, sent, data) in answers {
             if ErrorCode::from(data.error_code) == ErrorCode::TopicAuthorizationFailed {
                 unauthorized.insert(tp.topic);
                 continue;
             }
+            record_bytes += data.records.as_ref().map_or(0, |b| b.len() as u64);
             let from_replica = outcome.from_replica.contains(&tp);
-            self.handle_partition(node, tp, sent, data, from_replica);
+            records += self.handle_partition(node, tp, sent, data, from_replica) as u64;
+        }
+        if record_bytes > 0 {
+            let metadata = self.shared.fetch_client.cached_metadata();
+            let rack = metadata.brokers.get(&node).and_then(|b| b.rack.as_deref());
+            self.shared
+                .fetch_stats
+                .fetched(node, rack, record_bytes, records);
         }
         if !unauthorized.is_empty() {
             self.shared.fail(ConsumerError::TopicAuthorizationFailed {
@@ -547,7 +560,7 @@ impl<H: Dispatch> Fetcher<H> {
 
     /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response);
     /// `from_replica`: fetched from a replica other than its leader, whose errors send the
-    /// partition back to the leader (`replica.rs`).
+    /// partition back to the leader (`replica.rs`). Returns the records read.
     fn handle_partition(
         &mut self,
         node: i32,
@@ -555,16 +568,15 @@ impl<H: Dispatch> Fetcher<H> {
         sent: PartitionRequest,
         data: PartitionData,
         from_replica: bool,
-    ) {
+    ) -> usize {
         let code = ErrorCode::from(data.error_code);
         if code == ErrorCode::None {
             self.replica_answered(node, &tp, from_replica, data.preferred_read_replica);
-            self.handle_records(node, tp, sent, data);
-            return;
+            return self.handle_records(node, tp, sent, data);
         }
         if from_replica {
             self.replica_failed(node, tp, code);
-            return;
+            return 0;
         }
         match code {
             ErrorCode::OffsetOutOfRange => self.reset_out_of_range(tp, sent),
@@ -602,6 +614,7 @@ impl<H: Dispatch> Fetcher<H> {
                 code: other,
             }),
         }
+        0
     }
 
     /// OFFSET_OUT_OF_RANGE: reset by `auto.offset.reset` (`none`: fatal), unless a seek moved the
@@ -629,13 +642,14 @@ impl<H: Dispatch> Fetcher<H> {
         }
     }
 
+    /// Records of one answer without error to the engine; returns how many were read.
     fn handle_records(
         &mut self,
         node: i32,
         tp: TopicPartition,
         sent: PartitionRequest,
         data: PartitionData,
-    ) {
+    ) -> usize {
         let position = {
             let mut subs = self.shared.subs();
             subs.update_fetch_info(
@@ -649,12 +663,12 @@ impl<H: Dispatch> Fetcher<H> {
             match subs.position(&tp) {
                 // Stale (seek, revoke) or paused meanwhile: drop; fetched again from the position.
                 Some(p) if p.offset == sent.fetch_offset && subs.is_fetchable(&tp) => p,
-                _ => return,
+                _ => return 0,
             }
         };
         let Some(bytes) = data.records.filter(|b| !b.is_empty()) else {
             self.errors.succeeded(&tp);
-            return;
+            return 0;
         };
         let wire_bytes = bytes.len();
         let aborted = match self.shared.config.fetch.isolation_level {
@@ -682,10 +696,11 @@ impl<H: Dispatch> Fetcher<H> {
             Ok(e) => e,
             Err(source) => {
                 self.corrupt(node, tp, position.offset, source);
-                return;
+                return 0;
             }
         };
         self.errors.succeeded(&tp);
+        let read = extracted.records.len();
         let mut next = FetchPosition {
             offset: extracted.next_offset,
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
@@ -705,11 +720,11 @@ impl<H: Dispatch> Fetcher<H> {
                     }
                 }
                 Some(None) => {}
-                None => return,
+                None => return read,
             }
         }
         if next.offset == position.offset {
-            return;
+            return read;
         }
         let mut subs = self.shared.subs();
         if subs.position(&tp) == Some(position) {
@@ -717,6 +732,7 @@ impl<H: Dispatch> Fetcher<H> {
                 tracing::debug!(partition = %tp, error = %e, "position update");
             }
         }
+        read
     }
 
     /// The batch at `offset` cannot be read: fetched again from there after a back-off (a byte

@@ -89,6 +89,8 @@ pub(crate) struct ReadReplicas {
     max_avoid: Duration,
     leases: HashMap<TopicPartition, Lease>,
     avoided: HashMap<TopicPartition, Avoided>,
+    /// Whether `leases` changed since [`take_changed`](Self::take_changed) last looked.
+    changed: bool,
 }
 
 impl ReadReplicas {
@@ -100,6 +102,7 @@ impl ReadReplicas {
             max_avoid: max_avoid.max(first_avoid),
             leases: HashMap::new(),
             avoided: HashMap::new(),
+            changed: false,
         }
     }
 
@@ -160,7 +163,9 @@ impl ReadReplicas {
             node: preferred,
             until: now + self.lease,
         };
-        self.leases.insert(tp.clone(), lease);
+        if self.leases.insert(tp.clone(), lease).map(|l| l.node) != Some(preferred) {
+            self.changed = true;
+        }
         Some(preferred)
     }
 
@@ -240,8 +245,16 @@ impl ReadReplicas {
         self.leases.get(tp).map(|l| l.node)
     }
 
+    /// Every lease, by partition, when they changed since the last call: the partitions
+    /// fetched from a follower.
+    pub(crate) fn take_changed(&mut self) -> Option<BTreeMap<TopicPartition, i32>> {
+        if !std::mem::take(&mut self.changed) {
+            return None;
+        }
+        Some(self.leases())
+    }
+
     /// Every lease, by partition: the partitions fetched from a follower.
-    #[cfg(test)]
     pub(crate) fn leases(&self) -> BTreeMap<TopicPartition, i32> {
         self.leases
             .iter()
@@ -265,12 +278,14 @@ impl ReadReplicas {
 
     /// Forgets partitions no longer assigned.
     pub(crate) fn retain(&mut self, assigned: &BTreeSet<TopicPartition>) {
+        let before = self.leases.len();
         self.leases.retain(|tp, _| assigned.contains(tp));
+        self.changed |= self.leases.len() != before;
         self.avoided.retain(|tp, _| assigned.contains(tp));
     }
 
     fn end_lease(&mut self, tp: &TopicPartition) {
-        self.leases.remove(tp);
+        self.changed |= self.leases.remove(tp).is_some();
     }
 }
 
@@ -362,6 +377,13 @@ impl<H: Dispatch> Fetcher<H> {
                 partitions = moved.len(),
                 "read replica failed; its partitions go to their leaders"
             );
+        }
+    }
+
+    /// Publishes the partitions fetched from a follower to the fetch stats, when they changed.
+    pub(super) fn publish_followers(&mut self) {
+        if let Some(followers) = self.replicas.take_changed() {
+            self.shared.fetch_stats.set_followers(followers);
         }
     }
 
@@ -528,10 +550,15 @@ mod tests {
         r.answered(&tp(0), LEADER, true, FOLLOWER, now);
         r.answered(&tp(1), LEADER, true, FOLLOWER, now);
         r.answered(&tp(2), LEADER, true, 3, now);
+        assert_eq!(r.take_changed().map(|l| l.len()), Some(3));
+        assert_eq!(r.take_changed(), None, "unchanged since");
+        r.answered(&tp(2), LEADER, true, 3, now);
+        assert_eq!(r.take_changed(), None, "a lease renewed is no change");
         let mut ended = r.node_failed(FOLLOWER, now);
         ended.sort();
         assert_eq!(ended, [tp(0), tp(1)]);
         assert_eq!(r.leases(), BTreeMap::from([(tp(2), 3)]));
+        assert_eq!(r.take_changed(), Some(BTreeMap::from([(tp(2), 3)])));
         assert!(r.falls_back([&tp(1)], now));
         r.retain(&BTreeSet::from([tp(1)]));
         assert!(r.leases().is_empty());

@@ -121,8 +121,23 @@ async fn the_preferred_replica_serves_the_partition_until_its_lease_ends() {
     // The replica's answers carry -1: the lease stands.
     let next = h.send_to(NEAR, &md).expect("the replica again");
     assert_eq!(next.to_send[&a0].fetch_offset, 3);
-    h.answer_from(NEAR, 9, vec![(a0.clone(), records(0, batch(3, 2)))]);
+    let bytes = batch(3, 2);
+    let (first_bytes, second_bytes) = (batch(0, 3).len() as u64, bytes.len() as u64);
+    h.answer_from(NEAR, 9, vec![(a0.clone(), records(0, bytes))]);
     assert_eq!(h.position(&a0), 5);
+
+    // The fetch stats: every record byte from the replica, which serves the partition now.
+    let stats = h.fetcher.shared.fetch_stats.snapshot();
+    let near = stats.broker(NEAR).expect("fetched from the replica");
+    assert_eq!(
+        (near.record_bytes, near.records, near.follower_partitions),
+        (first_bytes + second_bytes, 5, 1)
+    );
+    assert!(
+        stats.broker(LEADER).is_none(),
+        "no record byte from the leader"
+    );
+    assert_eq!(stats.follower_partitions, [(a0.clone(), NEAR)]);
     assert_eq!(
         h.fetcher.next_expiry(Instant::now()),
         Some(Instant::now() + Duration::from_secs(300)),
@@ -139,6 +154,9 @@ async fn the_preferred_replica_serves_the_partition_until_its_lease_ends() {
     assert_eq!(h.position(&a0), 6);
     assert_eq!(listed(&h.send_to(LEADER, &md)), vec![a0.clone()]);
     assert!(h.fetch_errors().is_empty());
+    let stats = h.fetcher.shared.fetch_stats.snapshot();
+    assert!(stats.follower_partitions.is_empty());
+    assert_eq!(stats.broker(LEADER).map(|b| b.records), Some(1));
 }
 
 /// Row "a partition error from R": each of them sends the partition to its leader at once,
