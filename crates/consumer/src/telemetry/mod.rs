@@ -44,6 +44,7 @@ mod snapshot;
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
-    Envelope, Event, HandlerLatency, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause,
-    Snapshot, TopicPartition, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
+    BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity, PartitionSnapshot,
+    Phases, RebalanceCause, Snapshot, TopicPartition, FATAL_ERROR_KINDS,
+    HANDLER_LATENCY_BUCKETS_SECONDS,
 };

@@ -392,6 +392,28 @@ pub struct Snapshot {
     /// `mooring.memory.max.bytes` (0 from older exporters).
     #[serde(default)]
     pub memory_limit_bytes: u64,
+    /// What the fetcher fetched from each broker since the consumer was created, by node id
+    /// (`Consumer::fetch_stats`; empty from older exporters): with `client.rack`, the share
+    /// fetched from brokers of other racks.
+    #[serde(default)]
+    pub fetch_brokers: Vec<BrokerFetchSnapshot>,
+}
+
+/// One broker in a [`Snapshot`]: what the consumer fetched from it, and how many of its
+/// partitions it reads from that broker as a follower now (KIP-392).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerFetchSnapshot {
+    /// The broker's node id.
+    pub node_id: i32,
+    /// Its `broker.rack` (`None`: not set, or not known).
+    pub rack: Option<String>,
+    /// Bytes of record data fetched from it, as on the wire (compressed batches at their
+    /// compressed size).
+    pub record_bytes_total: u64,
+    /// Records read from them.
+    pub records_total: u64,
+    /// Partitions fetched from it as a follower now (the replica their leader named).
+    pub follower_partitions: usize,
 }
 
 /// Upper bounds (seconds) of [`HandlerLatency::buckets`], the `le` labels of

@@ -1,10 +1,10 @@
 //! Builds a [`Snapshot`] of the consumer's state: member state, assignment, and per partition the
 //! position, committed offset, high watermark, pause and handlers in flight; the engine's
 //! in-flight count and the time since its last progress; the fetch loop's ticks; the handler
-//! latency histogram. Locks are taken briefly, one at a time,
+//! latency histogram; what was fetched from each broker. Locks are taken briefly, one at a time,
 //! never across an `.await`.
 
-use super::schema::{HandlerLatency, PartitionSnapshot, Snapshot};
+use super::schema::{BrokerFetchSnapshot, HandlerLatency, PartitionSnapshot, Snapshot};
 use crate::Consumer;
 
 /// The consumer's state now.
@@ -45,6 +45,18 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         handler_latency: None,
         memory_bytes: shared.memory.in_use() as u64,
         memory_limit_bytes: shared.memory.limit() as u64,
+        fetch_brokers: consumer
+            .fetch_stats()
+            .brokers
+            .into_iter()
+            .map(|b| BrokerFetchSnapshot {
+                node_id: b.node_id,
+                rack: b.rack,
+                record_bytes_total: b.record_bytes,
+                records_total: b.records,
+                follower_partitions: b.follower_partitions,
+            })
+            .collect(),
     };
     let (ticks, since) = shared.loop_progress();
     snap.loop_ticks = ticks;
@@ -73,4 +85,54 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
     partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
     snap.partitions = partitions;
     snap
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::{ConsumerConfig, TopicPartition};
+
+    #[test]
+    fn a_snapshot_carries_what_was_fetched_from_each_broker() {
+        let config =
+            ConsumerConfig::from_properties([("bootstrap.servers", "127.0.0.1:9")]).unwrap();
+        let consumer = Consumer::new(config).unwrap();
+        let (shared, _) = consumer.telemetry_view();
+        shared.fetch_stats.fetched(2, Some("r2"), 1000, 10);
+        shared.fetch_stats.fetched(1, Some("r1"), 10, 1);
+        shared
+            .fetch_stats
+            .set_followers(BTreeMap::from([(TopicPartition::new("t", 0), 2)]));
+        let snap = snapshot(&consumer);
+        assert_eq!(
+            snap.fetch_brokers,
+            [
+                BrokerFetchSnapshot {
+                    node_id: 1,
+                    rack: Some("r1".into()),
+                    record_bytes_total: 10,
+                    records_total: 1,
+                    follower_partitions: 0,
+                },
+                BrokerFetchSnapshot {
+                    node_id: 2,
+                    rack: Some("r2".into()),
+                    record_bytes_total: 1000,
+                    records_total: 10,
+                    follower_partitions: 1,
+                },
+            ]
+        );
+        // On the wire by name; a line of an older exporter, without it, still reads.
+        let mut json = serde_json::to_value(&snap).unwrap();
+        assert_eq!(json["fetch_brokers"][1]["record_bytes_total"], 1000);
+        assert_eq!(json["fetch_brokers"][1]["rack"], "r2");
+        json.as_object_mut().unwrap().remove("fetch_brokers");
+        let older: Snapshot = serde_json::from_value(json).unwrap();
+        assert!(older.fetch_brokers.is_empty());
+    }
 }
