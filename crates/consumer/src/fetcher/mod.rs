@@ -404,15 +404,7 @@ impl<H: Dispatch> Fetcher<H> {
         // Brokers with nothing to fetch any more: their session partitions are forgotten with
         // the next request there; meanwhile the broker may still answer for them, and those
         // answers are dropped (position or assignment check).
-        for (node, wanted) in by_node {
-            if self.busy.contains(&node) || self.backoff_until.get(&node).is_some_and(|t| now < *t)
-            {
-                continue;
-            }
-            let Some(max_bytes) = self.request_max_bytes() else {
-                self.memory_full = true;
-                break;
-            };
+        for (node, wanted, max_bytes) in self.admit(by_node, now) {
             let rack = self.rack_for(wanted.keys(), now);
             let from_replica = self.replicas.served_by(node, wanted.keys());
             let (plan, ids) = self.session_plan(node, wanted, &metadata);
@@ -421,9 +413,6 @@ impl<H: Dispatch> Fetcher<H> {
             let client = self.shared.fetch_client.clone();
             let mut config = self.shared.config.fetch.clone();
             config.max_bytes = max_bytes;
-            // What the answer will hold once decompressed.
-            let reserve = f64::from(max_bytes) * self.expansion;
-            self.reserved.insert(node, reserve as usize);
             self.busy.insert(node);
             self.in_flight.spawn(async move {
                 let result = async {

@@ -2,9 +2,17 @@
 //! request, what the memory budget (`mooring.memory.max.bytes`) has room for beside the frames
 //! alive and the requests in flight (see the fetcher's module docs, **Limits**).
 
+use std::collections::BTreeMap;
+
+use tokio::time::Instant;
+
+use super::session::PartitionRequest;
 use super::Fetcher;
 use crate::processing::Dispatch;
 use crate::TopicPartition;
+
+/// The partitions to fetch from each broker, by node id.
+pub(super) type ByNode = BTreeMap<i32, BTreeMap<TopicPartition, PartitionRequest>>;
 
 /// Per-partition fetch sizes below `max.partition.fetch.bytes` are multiples of this, so the
 /// limit stays the same from one request to the next (a change re-lists the partition in the
@@ -52,5 +60,31 @@ impl<H: Dispatch> Fetcher<H> {
         let max = ((room.min(memory.limit() / 2) as f64) / self.expansion) as usize;
         let max = max.max(FETCH_SIZE_GRAIN).min(configured);
         Some(i32::try_from(max).unwrap_or(i32::MAX))
+    }
+
+    /// The brokers of `by_node` that get a request now, each with its `fetch.max.bytes`: those
+    /// with none in flight nor a back-off running, while the memory budget has room. Each one's
+    /// reservation (what its answer will hold once decompressed) is counted as it is admitted;
+    /// `memory_full` says that one had to wait for room.
+    pub(super) fn admit(
+        &mut self,
+        by_node: ByNode,
+        now: Instant,
+    ) -> Vec<(i32, BTreeMap<TopicPartition, PartitionRequest>, i32)> {
+        let mut admitted = Vec::new();
+        for (node, wanted) in by_node {
+            if self.busy.contains(&node) || self.backoff_until.get(&node).is_some_and(|t| now < *t)
+            {
+                continue;
+            }
+            let Some(max_bytes) = self.request_max_bytes() else {
+                self.memory_full = true;
+                break;
+            };
+            let reserve = f64::from(max_bytes) * self.expansion;
+            self.reserved.insert(node, reserve as usize);
+            admitted.push((node, wanted, max_bytes));
+        }
+        admitted
     }
 }
