@@ -17,9 +17,10 @@
 //!   (the fetch client's `FrameMemory` counts every response frame and decompressed batch until
 //!   its last record is dropped): a request's `max_bytes` is the room left beside the frames
 //!   alive and the requests in flight, at most half the budget (one answer is handled while the
-//!   next is fetched), and no request goes while the budget is full (a release wakes the loop).
-//!   Within it the engine's per-partition buffers are bounded (records that do not fit are
-//!   handed back and fetched again later). So that a
+//!   next is fetched) or its share among more than two brokers to fetch from, and no request
+//!   goes while the budget is full (a release wakes the loop); brokers take turns for the room
+//!   (`sizes.rs`). Within it the engine's per-partition buffers are bounded (records that do not
+//!   fit are handed back and fetched again later). So that a
 //!   response rarely brings more than the engine takes, each partition asks for at most what its
 //!   buffer surely has room for after a backpressure pause ends (`mooring.buffer.max.*` minus
 //!   the resume levels; records counted at the wire size last seen for the partition), never more
@@ -146,6 +147,8 @@ pub(crate) struct Fetcher<H: Dispatch> {
     reserved: HashMap<i32, usize>,
     /// The last round left a broker unfetched for want of memory: a release wakes the loop.
     memory_full: bool,
+    /// The broker the last request went to: the next round's turns start after it.
+    last_admitted: i32,
     /// How much larger than their wire size recent answers became once decompressed (1: not
     /// compressed): requests ask for the budget's room divided by it, so that the decompressed
     /// batches, which the records hold, fit the budget.
@@ -197,6 +200,7 @@ impl<H: Dispatch> Fetcher<H> {
             record_sizes: HashMap::new(),
             reserved: HashMap::new(),
             memory_full: false,
+            last_admitted: -1,
             expansion: 1.0,
             last_plan: None,
         }
@@ -391,7 +395,7 @@ impl<H: Dispatch> Fetcher<H> {
     fn send_fetches(&mut self, woken: bool) {
         let metadata = self.shared.fetch_client.cached_metadata();
         let now = Instant::now();
-        self.memory_full = self.request_max_bytes().is_none();
+        self.memory_full = self.request_max_bytes(1).is_none();
         let broker_free = metadata.brokers.keys().any(|node| {
             !self.busy.contains(node) && self.backoff_until.get(node).is_none_or(|t| now >= *t)
         });

@@ -42,13 +42,15 @@ impl<H: Dispatch> Fetcher<H> {
         i32::try_from(limit).unwrap_or(i32::MAX)
     }
 
-    /// The `fetch.max.bytes` of the next request: what the memory budget has room for, beside
-    /// the frames alive and the requests in flight, at most half the budget (so one answer is
-    /// handled while the next is fetched), divided by the recent answers' expansion when
-    /// decompressed, and at most `fetch.max.bytes`. `None` while the budget
-    /// is full; with nothing held at all a request always goes (the broker still sends a first
-    /// batch larger than asked for, so a record larger than the budget is consumed).
-    pub(super) fn request_max_bytes(&self) -> Option<i32> {
+    /// The `fetch.max.bytes` of the next request when `brokers` brokers have partitions to
+    /// fetch: what the memory budget has room for, beside the frames alive and the requests in
+    /// flight, at most half the budget (so one answer is handled while the next is fetched) or,
+    /// with more than two brokers, its share of the budget (so that each can have a request in
+    /// flight), divided by the recent answers' expansion when decompressed, and at most
+    /// `fetch.max.bytes`. `None` while the budget is full; with nothing held at all a request
+    /// always goes (the broker still sends a first batch larger than asked for, so a record
+    /// larger than the budget is consumed).
+    pub(super) fn request_max_bytes(&self, brokers: usize) -> Option<i32> {
         let memory = &self.shared.memory;
         let reserved: usize = self.reserved.values().sum();
         let held = memory.in_use() + reserved;
@@ -57,7 +59,8 @@ impl<H: Dispatch> Fetcher<H> {
             return None;
         }
         let configured = usize::try_from(self.shared.config.fetch.max_bytes).unwrap_or(0);
-        let max = ((room.min(memory.limit() / 2) as f64) / self.expansion) as usize;
+        let share = memory.limit() / brokers.max(2);
+        let max = ((room.min(share) as f64) / self.expansion) as usize;
         let max = max.max(FETCH_SIZE_GRAIN).min(configured);
         Some(i32::try_from(max).unwrap_or(i32::MAX))
     }
@@ -65,24 +68,30 @@ impl<H: Dispatch> Fetcher<H> {
     /// The brokers of `by_node` that get a request now, each with its `fetch.max.bytes`: those
     /// with none in flight nor a back-off running, while the memory budget has room. Each one's
     /// reservation (what its answer will hold once decompressed) is counted as it is admitted;
-    /// `memory_full` says that one had to wait for room.
+    /// `memory_full` says that one had to wait for room. The brokers take turns: a round starts
+    /// after the broker last admitted, so when the budget has room for fewer requests than
+    /// there are brokers, an answer's room goes to the next broker, not back to the one that
+    /// answered (which, first in node order, kept a third broker from ever being fetched).
     pub(super) fn admit(
         &mut self,
-        by_node: ByNode,
+        mut by_node: ByNode,
         now: Instant,
     ) -> Vec<(i32, BTreeMap<TopicPartition, PartitionRequest>, i32)> {
+        let brokers = by_node.len();
+        let after = by_node.split_off(&self.last_admitted.saturating_add(1));
         let mut admitted = Vec::new();
-        for (node, wanted) in by_node {
+        for (node, wanted) in after.into_iter().chain(by_node) {
             if self.busy.contains(&node) || self.backoff_until.get(&node).is_some_and(|t| now < *t)
             {
                 continue;
             }
-            let Some(max_bytes) = self.request_max_bytes() else {
+            let Some(max_bytes) = self.request_max_bytes(brokers) else {
                 self.memory_full = true;
                 break;
             };
             let reserve = f64::from(max_bytes) * self.expansion;
             self.reserved.insert(node, reserve as usize);
+            self.last_admitted = node;
             admitted.push((node, wanted, max_bytes));
         }
         admitted

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
+mod admission;
 mod replica;
 
 use std::collections::{BTreeSet, HashMap};
@@ -645,22 +646,22 @@ async fn requests_ask_for_what_the_memory_budget_has_room_for() {
     let mut h = harness(&[tp("t", 0)]);
     let memory = Arc::clone(&h.fetcher.shared.memory);
     assert_eq!(memory.limit(), 1 << 20);
-    assert_eq!(h.fetcher.request_max_bytes(), Some(512 * 1024));
+    assert_eq!(h.fetcher.request_max_bytes(1), Some(512 * 1024));
     let frame = memory.frame(700 * 1024).freeze();
-    assert_eq!(h.fetcher.request_max_bytes(), Some(320 * 1024));
+    assert_eq!(h.fetcher.request_max_bytes(1), Some(320 * 1024));
     h.fetcher.reserved.insert(NODE, 300 * 1024);
-    assert_eq!(h.fetcher.request_max_bytes(), None, "20 KiB left");
+    assert_eq!(h.fetcher.request_max_bytes(1), None, "20 KiB left");
     h.fetcher.reserved.clear();
     drop(frame);
-    assert_eq!(h.fetcher.request_max_bytes(), Some(512 * 1024));
+    assert_eq!(h.fetcher.request_max_bytes(1), Some(512 * 1024));
     let huge = memory.frame(3 << 20).freeze();
-    assert_eq!(h.fetcher.request_max_bytes(), None);
+    assert_eq!(h.fetcher.request_max_bytes(1), None);
     drop(huge);
     h.fetcher.reserved.insert(NODE, 2 << 20);
-    assert_eq!(h.fetcher.request_max_bytes(), None);
+    assert_eq!(h.fetcher.request_max_bytes(1), None);
     h.fetcher.reserved.clear();
     assert_eq!(
-        h.fetcher.request_max_bytes(),
+        h.fetcher.request_max_bytes(1),
         Some(512 * 1024),
         "nothing held: a request always goes"
     );
