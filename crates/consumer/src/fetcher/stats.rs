@@ -47,7 +47,8 @@ pub struct BrokerFetchStats {
     /// the wire: compressed batches count at their compressed size).
     pub record_bytes: u64,
     /// Records read from them (at or after each partition's position; control records and
-    /// aborted transactions' records left out).
+    /// aborted transactions' records left out). Like the bytes, what a full engine buffer
+    /// handed back and was fetched again counts each time it was fetched.
     pub records: u64,
     /// Partitions it serves now as a follower.
     pub follower_partitions: usize,
