@@ -16,7 +16,7 @@ use mooring_testkit::{unique, Cluster};
 use super::pod::{Pod, Protocol};
 use super::producer::{processed, Producer};
 use super::{
-    now_ms, reserve_port, wait_until, MEMBERS, MIN_READY, PARTITIONS, RATE, READY_TIMEOUT,
+    binaries, now_ms, reserve_port, wait_until, MEMBERS, MIN_READY, PARTITIONS, RATE, READY_TIMEOUT,
 };
 
 /// One rollout's setting.
