@@ -28,6 +28,7 @@ use mooring_wire::messages::Request;
 use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
+use crate::assignor::PartitionsPerTopic;
 use crate::config::ClientConfig;
 use crate::conn::{Backoff, ConnectOptions, Connection, FrameMemory, Lane, Pool};
 use crate::error::{Error, Result};
@@ -509,6 +510,13 @@ impl Client {
             .collect())
     }
 
+    /// The partitions of `topics` with their replicas' racks, from fresh metadata (see
+    /// [`Metadata::partitions_per_topic`]); topics that do not exist are absent.
+    pub async fn partitions_per_topic(&self, topics: &[String]) -> Result<PartitionsPerTopic> {
+        let metadata = self.refresh_topics(topics).await?;
+        Ok(metadata.partitions_per_topic(topics))
+    }
+
     /// Topic ids of `topics` (see [`GroupTransport::topic_ids`]): cached metadata, refreshed for
     /// `topics` when one of them is missing from it or when `refresh` is set.
     pub async fn topic_ids(
@@ -593,6 +601,13 @@ impl GroupTransport for Client {
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send {
         Client::partition_counts(self, topics)
+    }
+
+    fn partitions_per_topic(
+        &self,
+        topics: &[String],
+    ) -> impl Future<Output = Result<PartitionsPerTopic>> + Send {
+        Client::partitions_per_topic(self, topics)
     }
 
     fn topic_ids(

@@ -3,12 +3,14 @@
 //! the client swaps in a new one on every refresh (on errors, when asked, and once older than
 //! `metadata.max.age.ms`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::metadata::MetadataResponse;
 use mooring_wire::primitives::Uuid;
+
+use crate::assignor::PartitionsPerTopic;
 
 /// The Metadata request of `topics` (`None`: every topic) at a version (built with the client's
 /// other requests).
@@ -147,6 +149,35 @@ impl Metadata {
         i32::try_from(t.partitions.len()).ok()
     }
 
+    /// What the group leader's assignor is told about `topics` (see [`PartitionsPerTopic`]):
+    /// each of them that exists with partitions, and for each partition, in partition order, the
+    /// `broker.rack` of the brokers holding its replicas. Replicas on a broker this snapshot does
+    /// not list, or that has no rack, add none (Java's metadata gives such a replica a node
+    /// without a rack).
+    pub fn partitions_per_topic(&self, topics: &[String]) -> PartitionsPerTopic {
+        let mut out = PartitionsPerTopic::new();
+        for topic in topics {
+            let Some(info) = self.topics.get(topic) else {
+                continue;
+            };
+            if info.partitions.is_empty() {
+                continue;
+            }
+            let racks = info
+                .partitions
+                .values()
+                .map(|p| {
+                    p.replicas
+                        .iter()
+                        .filter_map(|id| self.brokers.get(id)?.rack.clone())
+                        .collect::<BTreeSet<String>>()
+                })
+                .collect();
+            out.insert(topic.clone(), racks);
+        }
+        out
+    }
+
     /// Builds a snapshot from a response. Topics the broker does not know
     /// (UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION) are left out.
     pub fn from_response(response: &MetadataResponse) -> Metadata {
@@ -281,6 +312,54 @@ mod tests {
         assert_eq!(m.topics_matching(&re), vec!["orders"]);
         let re = regex::Regex::new("__.*|orders").unwrap();
         assert_eq!(m.topics_matching(&re), vec!["orders"]);
+    }
+
+    #[test]
+    fn partitions_per_topic_carries_the_replicas_racks() {
+        let partition = |index: i32, replicas: &[i32]| MetadataResponsePartition {
+            partition_index: index,
+            leader_id: replicas[0],
+            replica_nodes: replicas.to_vec(),
+            ..Default::default()
+        };
+        let broker = |id: i32, rack: Option<&str>| MetadataResponseBroker {
+            node_id: id,
+            host: "h".into(),
+            port: 9092,
+            rack: rack.map(str::to_owned),
+            ..Default::default()
+        };
+        let response = MetadataResponse {
+            brokers: vec![broker(1, Some("a")), broker(2, Some("b")), broker(3, None)],
+            topics: vec![
+                MetadataResponseTopic {
+                    name: Some("t".into()),
+                    // Listed out of order: partitions come in partition order.
+                    partitions: vec![
+                        partition(1, &[2, 3]),
+                        partition(0, &[1, 2]),
+                        // Broker 9 is not in the metadata (offline): no rack.
+                        partition(2, &[9, 1, 1]),
+                    ],
+                    ..Default::default()
+                },
+                MetadataResponseTopic {
+                    name: Some("empty".into()),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let m = Metadata::from_response(&response);
+        let p = m.partitions_per_topic(&["t".into(), "empty".into(), "absent".into()]);
+        let racks = |list: &[&str]| {
+            list.iter()
+                .map(|r| (*r).to_owned())
+                .collect::<BTreeSet<_>>()
+        };
+        let mut expected = PartitionsPerTopic::new();
+        expected.insert("t", vec![racks(&["a", "b"]), racks(&["b"]), racks(&["a"])]);
+        assert_eq!(p, expected);
     }
 
     #[test]

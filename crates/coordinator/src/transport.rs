@@ -12,6 +12,7 @@ use std::time::Duration;
 use mooring_wire::messages::Request;
 use mooring_wire::primitives::Uuid;
 
+use crate::assignor::PartitionsPerTopic;
 use crate::conn::Lane;
 use crate::error::Result;
 
@@ -87,6 +88,14 @@ pub trait GroupTransport: Send + Sync + 'static {
         &self,
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send;
+
+    /// What the group leader assigns, from fresh metadata: the partitions of `topics` with their
+    /// replicas' racks ([`Metadata::partitions_per_topic`](crate::metadata::Metadata::partitions_per_topic));
+    /// topics that do not exist are absent.
+    fn partitions_per_topic(
+        &self,
+        topics: &[String],
+    ) -> impl Future<Output = Result<PartitionsPerTopic>> + Send;
 
     /// Topic ids (KIP-516) of `topics`, for the requests that name topics by id only
     /// (OffsetCommit and OffsetFetch v10+, KIP-848). Answered from cached metadata when every

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mooring_coordinator::assignor::PartitionsPerTopic;
 use mooring_coordinator::config::ClientConfig;
 use mooring_coordinator::group::{
     ConsumerMemberState, GroupConfig, GroupEvent, GroupEventKind, GroupHandle, GroupMember,
@@ -161,6 +162,13 @@ impl GroupTransport for Blocking {
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send {
         self.inner.partition_counts(topics)
+    }
+
+    fn partitions_per_topic(
+        &self,
+        topics: &[String],
+    ) -> impl Future<Output = Result<PartitionsPerTopic>> + Send {
+        self.inner.partitions_per_topic(topics)
     }
 
     fn topic_ids(

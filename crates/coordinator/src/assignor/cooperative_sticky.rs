@@ -18,7 +18,10 @@ use mooring_wire::consumer_protocol::{
 };
 
 use super::sticky_core::{self, Flavor, Tp};
-use super::{normalize, to_assignments, Assignor, Member, MemberSubscription, RebalanceProtocol};
+use super::{
+    normalize, to_assignments, Assignor, Member, MemberSubscription, PartitionsPerTopic,
+    RebalanceProtocol,
+};
 
 /// The protocol name.
 pub(crate) const NAME: &str = "cooperative-sticky";
@@ -43,7 +46,7 @@ impl Assignor for CooperativeStickyAssignor {
 
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment> {
         let members = normalize(members);

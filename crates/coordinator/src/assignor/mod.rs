@@ -2,7 +2,10 @@
 //! coordinator among the protocols every member lists (`partition.assignment.strategy` is an
 //! ordered list, which makes the two-step upgrade from `range` to `cooperative-sticky` possible).
 //! Names and algorithms are Java's, so a group mixing our members with Java (or librdkafka)
-//! members agrees whichever member leads.
+//! members agrees whichever member leads. `range`, `sticky` and `cooperative-sticky` are
+//! rack-aware as Java's are (KIP-881): told the racks of each partition's replicas
+//! ([`PartitionsPerTopic`]) and each member's `client.rack` (the Subscription, v3), they prefer
+//! giving a partition to a member in one of its replicas' racks, as long as balance allows.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +14,7 @@ use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions}
 
 mod cooperative_sticky;
 mod java;
+mod partitions;
 mod range;
 mod roundrobin;
 mod sticky;
@@ -19,6 +23,7 @@ mod sticky_core;
 mod testkit;
 
 pub use cooperative_sticky::CooperativeStickyAssignor;
+pub use partitions::PartitionsPerTopic;
 pub use range::RangeAssignor;
 pub use roundrobin::RoundRobinAssignor;
 pub use sticky::StickyAssignor;
@@ -53,12 +58,13 @@ pub trait Assignor: Send + Sync + std::fmt::Debug {
     /// it owns now and its generation (`-1` when it has none).
     fn subscription_user_data(&self, owned: &[TopicPartitions], generation: i32) -> Option<Bytes>;
 
-    /// The leader's assignment: member id → what it gets. `partitions_per_topic` holds the
-    /// partition count of every topic some member subscribes to that exists; topics missing from it
-    /// are not assigned. Every member of `members` appears in the result (possibly with nothing).
+    /// The leader's assignment: member id → what it gets. `partitions_per_topic` holds every
+    /// topic some member subscribes to that exists, with its partitions' replica racks; topics
+    /// missing from it are not assigned. Every member of `members` appears in the result
+    /// (possibly with nothing).
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment>;
 }
@@ -107,15 +113,15 @@ pub(crate) fn normalize(list: &[MemberSubscription]) -> Vec<Member<'_>> {
     out
 }
 
-/// The topics that can be assigned: those with a positive partition count (Java's
-/// `AbstractPartitionAssignor` leaves out topics without metadata or partitions).
+/// The topics that can be assigned, with their partitions' replica racks: those with
+/// partitions (Java's `AbstractPartitionAssignor` leaves out topics without metadata or
+/// partitions).
 pub(crate) fn assignable_topics(
-    partitions_per_topic: &BTreeMap<String, i32>,
-) -> BTreeMap<&str, i32> {
+    partitions_per_topic: &PartitionsPerTopic,
+) -> BTreeMap<&str, &[BTreeSet<String>]> {
     partitions_per_topic
         .iter()
-        .filter(|(_, &n)| n > 0)
-        .map(|(t, &n)| (t.as_str(), n))
+        .filter(|(_, p)| !p.is_empty())
         .collect()
 }
 

@@ -19,7 +19,7 @@ use mooring_wire::consumer_protocol::{Assignment, TopicPartitions};
 
 use super::{
     assignable_topics, java, normalize, to_assignments, Assignor, MemberSubscription,
-    RebalanceProtocol,
+    PartitionsPerTopic, RebalanceProtocol,
 };
 
 /// The protocol name.
@@ -48,12 +48,13 @@ impl Assignor for RangeAssignor {
 
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment> {
         let members = normalize(members);
         let mut assigned = Vec::new();
-        for (topic, count) in assignable_topics(partitions_per_topic) {
+        for (topic, replicas) in assignable_topics(partitions_per_topic) {
+            let count = i32::try_from(replicas.len()).unwrap_or(i32::MAX);
             let mut subscribers: Vec<_> = members
                 .iter()
                 .filter(|m| m.topics.contains(topic))
@@ -173,7 +174,7 @@ mod tests {
             let result = RangeAssignor.assign(&parts, &members);
             check_complete(&parts, &members, &result)?;
             let flat = flat(&result);
-            for (topic, &n) in &parts {
+            for (topic, n) in &parts.counts() {
                 let mut subs: Vec<&MemberSubscription> =
                     members.iter().filter(|m| m.subscription.topics.contains(topic)).collect();
                 if subs.is_empty() {
@@ -196,7 +197,7 @@ mod tests {
                         next += 1;
                     }
                 }
-                prop_assert_eq!(next, n);
+                prop_assert_eq!(next, *n);
             }
         }
 
@@ -208,8 +209,9 @@ mod tests {
                 flat.iter().find(|(_, s)| s.contains(&(t.to_owned(), p))).map(|(m, _)| m.clone())
             };
             let subscribed = &members[0].subscription.topics;
-            for (a, &na) in parts.iter().filter(|(t, _)| subscribed.contains(t)) {
-                for (b, &nb) in parts.iter().filter(|(t, _)| subscribed.contains(t)) {
+            let counts = parts.counts();
+            for (a, &na) in counts.iter().filter(|(t, _)| subscribed.contains(t)) {
+                for (b, &nb) in counts.iter().filter(|(t, _)| subscribed.contains(t)) {
                     if na == nb {
                         for p in 0..na {
                             prop_assert_eq!(owner(a, p), owner(b, p));

@@ -13,7 +13,7 @@ use mooring_wire::consumer_protocol::{Assignment, TopicPartitions};
 
 use super::{
     assignable_topics, java, normalize, to_assignments, Assignor, MemberSubscription,
-    RebalanceProtocol,
+    PartitionsPerTopic, RebalanceProtocol,
 };
 
 /// The protocol name.
@@ -42,7 +42,7 @@ impl Assignor for RoundRobinAssignor {
 
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment> {
         let mut members = normalize(members);
@@ -59,10 +59,10 @@ impl Assignor for RoundRobinAssignor {
         let mut assigned = Vec::new();
         let mut next = 0usize;
         for topic in topics {
-            let Some(&count) = existing.get(topic) else {
+            let Some(replicas) = existing.get(topic) else {
                 continue;
             };
-            for partition in 0..count {
+            for partition in 0..i32::try_from(replicas.len()).unwrap_or(i32::MAX) {
                 // A topic in the list has a subscriber, so this finds one within a lap.
                 let Some(skip) = (0..members.len())
                     .find(|k| members[(next + k) % members.len()].topics.contains(topic))

@@ -15,7 +15,9 @@ use mooring_wire::consumer_protocol::{
 };
 
 use super::sticky_core::{self, Flavor};
-use super::{normalize, to_assignments, Assignor, MemberSubscription, RebalanceProtocol};
+use super::{
+    normalize, to_assignments, Assignor, MemberSubscription, PartitionsPerTopic, RebalanceProtocol,
+};
 
 /// The protocol name.
 pub(crate) const NAME: &str = "sticky";
@@ -65,7 +67,7 @@ impl Assignor for StickyAssignor {
 
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment> {
         let members = normalize(members);

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use mooring_wire::consumer_protocol::{Assignment, Subscription, TopicPartitions};
 use proptest::prelude::*;
 
-use super::MemberSubscription;
+use super::{MemberSubscription, PartitionsPerTopic};
 
 /// A (topic, partition).
 pub(crate) type Tp = (String, i32);
@@ -23,9 +23,10 @@ pub(crate) fn member(id: &str, topics: &[&str]) -> MemberSubscription {
     }
 }
 
-/// Topic partition counts from pairs.
-pub(crate) fn topics(list: &[(&str, i32)]) -> BTreeMap<String, i32> {
-    list.iter().map(|(t, n)| ((*t).to_owned(), *n)).collect()
+/// Topics with partition counts from pairs, no racks.
+pub(crate) fn topics(list: &[(&str, i32)]) -> PartitionsPerTopic {
+    let counts: BTreeMap<String, i32> = list.iter().map(|(t, n)| ((*t).to_owned(), *n)).collect();
+    counts.into()
 }
 
 /// Parses "t0p1" into ("t0", 1).
@@ -86,13 +87,13 @@ pub(crate) fn expect(list: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// Every partition some member subscribes to, of a topic that exists.
 pub(crate) fn subscribed_partitions(
-    partitions: &BTreeMap<String, i32>,
+    partitions: &PartitionsPerTopic,
     members: &[MemberSubscription],
 ) -> BTreeSet<Tp> {
     members
         .iter()
         .flat_map(|m| m.subscription.topics.iter())
-        .filter_map(|t| partitions.get(t).map(|&n| (t, n)))
+        .filter_map(|t| partitions.count(t).map(|n| (t, n)))
         .flat_map(|(t, n)| (0..n).map(move |p| (t.clone(), p)))
         .collect()
 }
@@ -101,7 +102,7 @@ pub(crate) fn subscribed_partitions(
 /// only gets partitions of existing topics it subscribes to; no partition goes to two members.
 /// Returns the partitions assigned.
 pub(crate) fn check_valid(
-    partitions: &BTreeMap<String, i32>,
+    partitions: &PartitionsPerTopic,
     members: &[MemberSubscription],
     result: &BTreeMap<String, Assignment>,
 ) -> Result<BTreeSet<Tp>, TestCaseError> {
@@ -120,7 +121,7 @@ pub(crate) fn check_valid(
                 "{} got {t}p{p} without subscribing",
                 m.member_id
             );
-            let n = partitions.get(&t).copied().unwrap_or(0);
+            let n = partitions.count(&t).unwrap_or(0);
             prop_assert!((0..n).contains(&p), "{t}p{p} does not exist");
             prop_assert!(seen.insert((t.clone(), p)), "{t}p{p} assigned twice");
         }
@@ -130,7 +131,7 @@ pub(crate) fn check_valid(
 
 /// [`check_valid`] plus: every subscribed partition of an existing topic is assigned.
 pub(crate) fn check_complete(
-    partitions: &BTreeMap<String, i32>,
+    partitions: &PartitionsPerTopic,
     members: &[MemberSubscription],
     result: &BTreeMap<String, Assignment>,
 ) -> Result<(), TestCaseError> {
@@ -152,7 +153,7 @@ pub(crate) fn min_max(result: &BTreeMap<String, Assignment>) -> (usize, usize) {
 /// all the same subscription when `same` is set.
 pub(crate) fn group(
     same: bool,
-) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<MemberSubscription>)> {
+) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
     (prop::collection::vec(1..=16i32, 1..=5), 1..=8usize)
         .prop_flat_map(move |(counts, n_members)| {
             let n_topics = counts.len();
@@ -183,7 +184,7 @@ pub(crate) fn group(
                     member(&format!("consumer-{i}"), &refs)
                 })
                 .collect();
-            (partitions, members)
+            (partitions.into(), members)
         })
 }
 
@@ -282,7 +283,7 @@ pub(crate) fn moved(
 pub(crate) fn group_with_ownership(
     same: bool,
     how: Report,
-) -> impl Strategy<Value = (BTreeMap<String, i32>, Vec<MemberSubscription>)> {
+) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
     (
         group(same),
         prop::collection::vec(prop::option::of(0..8usize), 80),
@@ -293,8 +294,9 @@ pub(crate) fn group_with_ownership(
             let n = members.len();
             let mut owned: Vec<Vec<Tp>> = vec![Vec::new(); n];
             let all: Vec<Tp> = parts
-                .iter()
-                .flat_map(|(t, &c)| (0..c).map(move |p| (t.clone(), p)))
+                .counts()
+                .into_iter()
+                .flat_map(|(t, c)| (0..c).map(move |p| (t.clone(), p)))
                 .collect();
             for (tp, owner) in all.iter().zip(&owners) {
                 if let Some(o) = owner {

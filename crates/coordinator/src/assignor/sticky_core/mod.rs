@@ -30,7 +30,7 @@ use mooring_wire::consumer_protocol::{
     decode_cooperative_sticky_generation, StickyAssignorUserData, Subscription, NO_GENERATION,
 };
 
-use super::{java, Member};
+use super::{java, Member, PartitionsPerTopic};
 
 /// A topic partition, the topic borrowed from the partition counts.
 pub(crate) type Tp<'a> = (&'a str, i32);
@@ -144,7 +144,7 @@ pub(crate) struct Outcome<'a> {
 /// Java's `AbstractStickyAssignor.assignPartitions`.
 pub(crate) fn assign<'a>(
     flavor: Flavor,
-    partitions_per_topic: &'a BTreeMap<String, i32>,
+    partitions_per_topic: &'a PartitionsPerTopic,
     members: &'a [Member<'a>],
 ) -> Outcome<'a> {
     let subscribed: BTreeSet<&str> = members
@@ -154,6 +154,7 @@ pub(crate) fn assign<'a>(
     let counts: BTreeMap<&'a str, i32> = super::assignable_topics(partitions_per_topic)
         .into_iter()
         .filter(|(t, _)| subscribed.contains(t))
+        .map(|(t, p)| (t, i32::try_from(p.len()).unwrap_or(i32::MAX)))
         .collect();
     let join_order: Vec<&'a str> = members.iter().map(|m| m.id).collect();
     let mut group = Group {

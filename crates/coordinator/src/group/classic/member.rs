@@ -11,7 +11,7 @@
 //! a strong handle, or that never happens: its listener holds a
 //! [`WeakGroupHandle`](crate::group::WeakGroupHandle).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +25,7 @@ use tracing::Instrument;
 
 use super::heartbeat::HeartbeatTarget;
 use super::protocol::{self, Strategies};
-use crate::assignor::RebalanceProtocol;
+use crate::assignor::{PartitionsPerTopic, RebalanceProtocol};
 use crate::error::{Error, Result};
 use crate::group::command::Command;
 use crate::group::config::{GroupConfig, GroupProtocol};
@@ -106,7 +106,9 @@ pub(crate) struct Member<T, L> {
     fenced_attempts: u32,
     fenced_retry_at: Option<Instant>,
     group_topics: BTreeSet<String>,
-    assigned_counts: Option<BTreeMap<String, i32>>,
+    /// The leader's last assignment's topics, as far as a change of them makes it rejoin
+    /// ([`Self::rejoin_snapshot`]).
+    assigned_topics: Option<PartitionsPerTopic>,
     /// This join is expected to be a static rejoin without a rebalance (KIP-345): its
     /// `RebalanceStarted` is held back, and its end is reported as `StaticRejoin`.
     static_rejoin: bool,
@@ -155,7 +157,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             fenced_attempts: 0,
             fenced_retry_at: None,
             group_topics: BTreeSet::new(),
-            assigned_counts: None,
+            assigned_topics: None,
             static_rejoin: false,
             failure: None,
         }
@@ -723,16 +725,16 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 };
                 let topics: Vec<String> = group.topics.iter().cloned().collect();
                 let transport = self.transport.clone();
-                let Some(counts) = self
+                let Some(partitions) = self
                     .serve(
-                        async move { transport.partition_counts(&topics).await },
+                        async move { transport.partitions_per_topic(&topics).await },
                         true,
                     )
                     .await
                 else {
                     return Attempt::Stop;
                 };
-                let counts = match counts {
+                let partitions = match partitions {
                     Ok(c) => c,
                     Err(e) if e.is_fatal() => {
                         return self.transport_failed("Metadata", e, started, *phases).await;
@@ -747,18 +749,18 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                         return Attempt::Again(Some(backoff));
                     }
                 };
-                match protocol::assign(assignor.as_ref(), &group, &counts) {
+                match protocol::assign(assignor.as_ref(), &group, &partitions) {
                     Ok(a) => assignments = a,
                     Err(e) => {
                         self.failed(format!("assignment: {e}"), None, started, *phases);
                         return Attempt::Again(Some(backoff));
                     }
                 }
-                self.assigned_counts = Some(counts);
+                self.assigned_topics = Some(self.rejoin_snapshot(partitions));
             }
             phases.assign += assign_started.elapsed();
         } else {
-            self.assigned_counts = None;
+            self.assigned_topics = None;
         }
 
         // SyncGroup.
@@ -1034,26 +1036,38 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
     }
 
-    /// The leader's check after `metadata_changed()`: rejoin if partition counts moved.
+    /// The part of the topics whose change makes the leader rejoin: partition counts, and with
+    /// `client.rack` set the replicas' racks too (Java's leader compares its metadata snapshots
+    /// so, the racks only when it has a rack itself).
+    fn rejoin_snapshot(&self, topics: PartitionsPerTopic) -> PartitionsPerTopic {
+        if self.config.client_rack.is_some() {
+            topics
+        } else {
+            topics.without_racks()
+        }
+    }
+
+    /// The leader's check after `metadata_changed()`: rejoin if partition counts (or, with
+    /// `client.rack`, replica racks) moved.
     async fn check_metadata(&mut self) {
         if !self.is_leader() || self.state != MemberState::Stable {
             return;
         }
-        let Some(before) = self.assigned_counts.clone() else {
+        let Some(before) = self.assigned_topics.clone() else {
             return;
         };
         let topics: Vec<String> = self.group_topics.iter().cloned().collect();
         let transport = self.transport.clone();
         let Some(Ok(now)) = self
             .serve(
-                async move { transport.partition_counts(&topics).await },
+                async move { transport.partitions_per_topic(&topics).await },
                 true,
             )
             .await
         else {
             return;
         };
-        if now != before {
+        if self.rejoin_snapshot(now) != before {
             self.rejoin.get_or_insert(RebalanceCause::MetadataChange);
         }
     }

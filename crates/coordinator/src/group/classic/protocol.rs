@@ -6,7 +6,7 @@
 //! as Java decides it), so a group can upgrade from `range` to `cooperative-sticky` in two
 //! rolling bounces.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -14,7 +14,7 @@ use mooring_wire::consumer_protocol::{self, Assignment, Subscription};
 use mooring_wire::messages::join_group::{JoinGroupRequestProtocol, JoinGroupResponseMember};
 use mooring_wire::messages::sync_group::SyncGroupRequestAssignment;
 
-use crate::assignor::{self, Assignor, MemberSubscription, RebalanceProtocol};
+use crate::assignor::{self, Assignor, MemberSubscription, PartitionsPerTopic, RebalanceProtocol};
 use crate::error::{Error, Result};
 use crate::group::state::{group_by_topic, TopicPartition};
 
@@ -147,9 +147,9 @@ pub(crate) fn decode_members(members: &[JoinGroupResponseMember]) -> GroupSubscr
 pub(crate) fn assign(
     assignor: &dyn Assignor,
     group: &GroupSubscriptions,
-    partition_counts: &BTreeMap<String, i32>,
+    partitions_per_topic: &PartitionsPerTopic,
 ) -> Result<Vec<SyncGroupRequestAssignment>> {
-    let mut result = assignor.assign(partition_counts, &group.members);
+    let mut result = assignor.assign(partitions_per_topic, &group.members);
     group
         .members
         .iter()

@@ -27,7 +27,7 @@ use mooring_wire::messages::{
 
 use mooring_wire::primitives::Uuid;
 
-use crate::assignor::{Assignor, MemberSubscription, RebalanceProtocol};
+use crate::assignor::{Assignor, MemberSubscription, PartitionsPerTopic, RebalanceProtocol};
 use crate::error::{Error, Result};
 use crate::transport::{CoordinatorCall, GroupTransport};
 
@@ -53,7 +53,7 @@ struct Inner {
     requests: Vec<(i16, tokio::time::Instant, Box<dyn Any + Send>)>,
     /// How each request was sent, by API key, in order.
     calls: Vec<(i16, CoordinatorCall)>,
-    counts: BTreeMap<String, i32>,
+    topics: PartitionsPerTopic,
 }
 
 pub(crate) struct Fake {
@@ -196,12 +196,19 @@ impl Fake {
         }
     }
 
+    /// `topic` has `count` partitions, with no replica racks.
     pub(crate) fn set_partitions(&self, topic: &str, count: i32) {
-        self.inner
-            .lock()
-            .unwrap()
-            .counts
-            .insert(topic.into(), count);
+        let count = usize::try_from(count).unwrap();
+        self.set_replica_racks(topic, &vec![&[][..]; count]);
+    }
+
+    /// `topic` has a partition per entry, each with its replicas' racks.
+    pub(crate) fn set_replica_racks(&self, topic: &str, racks: &[&[&str]]) {
+        let racks = racks
+            .iter()
+            .map(|r| r.iter().map(|s| (*s).to_owned()).collect::<BTreeSet<_>>())
+            .collect();
+        self.inner.lock().unwrap().topics.insert(topic, racks);
     }
 
     /// Every recorded request of type `R`, in order.
@@ -353,7 +360,7 @@ impl GroupTransport for Fake {
         &self,
         topics: &[String],
     ) -> impl Future<Output = Result<BTreeMap<String, i32>>> + Send {
-        let counts = self.inner.lock().unwrap().counts.clone();
+        let counts = self.inner.lock().unwrap().topics.counts();
         let out = topics
             .iter()
             .filter_map(|t| counts.get(t).map(|c| (t.clone(), *c)))
@@ -367,7 +374,7 @@ impl GroupTransport for Fake {
         _refresh: bool,
     ) -> impl Future<Output = Result<BTreeMap<Uuid, String>>> + Send {
         self.name_lookups.fetch_add(1, Ordering::SeqCst);
-        let counts = self.inner.lock().unwrap().counts.clone();
+        let counts = self.inner.lock().unwrap().topics.counts();
         let out = counts
             .keys()
             .map(|t| (topic_id(t), t.clone()))
@@ -384,6 +391,18 @@ impl GroupTransport for Fake {
         async move { version }
     }
 
+    fn partitions_per_topic(
+        &self,
+        topics: &[String],
+    ) -> impl Future<Output = Result<PartitionsPerTopic>> + Send {
+        let all = self.inner.lock().unwrap().topics.clone();
+        let mut out = PartitionsPerTopic::new();
+        for (topic, racks) in all.iter().filter(|(t, _)| topics.iter().any(|x| x == t)) {
+            out.insert(topic, racks.to_vec());
+        }
+        async move { Ok(out) }
+    }
+
     fn topic_ids(
         &self,
         topics: &[String],
@@ -393,7 +412,7 @@ impl GroupTransport for Fake {
         if refresh {
             self.id_refreshes.fetch_add(1, Ordering::SeqCst);
         }
-        let counts = self.inner.lock().unwrap().counts.clone();
+        let counts = self.inner.lock().unwrap().topics.counts();
         let out = topics
             .iter()
             .filter(|t| counts.contains_key(*t))
@@ -409,12 +428,13 @@ fn futures_ready<T: Send + 'static>(value: T) -> Pin<Box<dyn Future<Output = T> 
 }
 
 /// A test assignor: deals every partition of every subscribed topic round-robin over the members
-/// sorted by id; counts its calls.
+/// sorted by id; counts its calls and keeps the topics it was given.
 #[derive(Debug)]
 pub(crate) struct DealAssignor {
     pub(crate) name: &'static str,
     pub(crate) protocol: RebalanceProtocol,
     pub(crate) calls: AtomicUsize,
+    pub(crate) given: Mutex<Vec<PartitionsPerTopic>>,
 }
 
 impl DealAssignor {
@@ -423,6 +443,7 @@ impl DealAssignor {
             name,
             protocol,
             calls: AtomicUsize::new(0),
+            given: Mutex::default(),
         })
     }
 }
@@ -439,16 +460,20 @@ impl Assignor for DealAssignor {
     }
     fn assign(
         &self,
-        partitions_per_topic: &BTreeMap<String, i32>,
+        partitions_per_topic: &PartitionsPerTopic,
         members: &[MemberSubscription],
     ) -> BTreeMap<String, Assignment> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        self.given
+            .lock()
+            .unwrap()
+            .push(partitions_per_topic.clone());
         let mut ids: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
         ids.sort();
         let mut out: BTreeMap<String, BTreeMap<String, Vec<i32>>> = BTreeMap::new();
         let mut i = 0;
-        for (topic, n) in partitions_per_topic {
-            for p in 0..*n {
+        for (topic, n) in partitions_per_topic.counts() {
+            for p in 0..n {
                 let id = ids[i % ids.len()];
                 out.entry(id.into())
                     .or_default()

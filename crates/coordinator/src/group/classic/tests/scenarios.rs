@@ -118,6 +118,60 @@ async fn leader_runs_the_assignor_the_coordinator_picked() {
     wait_until(|| s.fake.count(JOIN) == 2).await;
 }
 
+/// The leader's assignor is told each partition's replica racks; with `client.rack` set, the
+/// leader rejoins when they change (as Java's leader does), without it only when counts change.
+#[tokio::test(start_paused = true)]
+async fn leader_gives_the_assignor_replica_racks_and_rejoins_when_they_move() {
+    for rack in [Some("rack-a"), None] {
+        let a = DealAssignor::new("range", RebalanceProtocol::Eager);
+        let mut c = config(None);
+        c.client_rack = rack.map(str::to_owned);
+        let s = start_with(c, vec![a.clone()], Recorder::default());
+        s.fake
+            .set_replica_racks("t", &[&["rack-a", "rack-b"], &["rack-b"]]);
+        let mut resp = join_ok(1, "m1", "m1", "range");
+        resp.members = vec![member("m1", &["t", "absent"])];
+        s.fake.push(resp);
+        s.fake.push(sync_ok(&[("t", &[0, 1])]));
+        s.member.subscribe(["t", "absent"]).await.unwrap();
+        wait_state(&s.member, |x| x.state == MemberState::Stable).await;
+        let given = a.given.lock().unwrap().clone();
+        assert_eq!(given.len(), 1);
+        let racks = |p: i32| {
+            given[0]
+                .replica_racks("t", p)
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(racks(0), ["rack-a", "rack-b"]);
+        assert_eq!(racks(1), ["rack-b"]);
+        assert_eq!(given[0].count("absent"), None);
+
+        // The same racks: no rejoin.
+        s.member.metadata_changed().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(s.fake.count(JOIN), 1, "unchanged metadata, no rejoin");
+        // Partition 1 moved to rack-c.
+        s.fake
+            .set_replica_racks("t", &[&["rack-a", "rack-b"], &["rack-c"]]);
+        s.member.metadata_changed().await.unwrap();
+        if rack.is_some() {
+            wait_until(|| s.fake.count(JOIN) == 2).await;
+        } else {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(
+                s.fake.count(JOIN),
+                1,
+                "racks do not matter without client.rack"
+            );
+            s.fake.set_partitions("t", 3);
+            s.member.metadata_changed().await.unwrap();
+            wait_until(|| s.fake.count(JOIN) == 2).await;
+        }
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn cooperative_revokes_only_moving_partitions_then_joins_again() {
     let mut s = start(config(None), RebalanceProtocol::Cooperative);
