@@ -86,6 +86,8 @@ pub(crate) struct Member<'a> {
     pub(crate) id: &'a str,
     pub(crate) instance_id: Option<&'a str>,
     pub(crate) topics: BTreeSet<&'a str>,
+    /// `client.rack`, if set and not empty (Java's assignors ignore an empty rack).
+    pub(crate) rack: Option<&'a str>,
     pub(crate) subscription: &'a Subscription,
 }
 
@@ -100,6 +102,7 @@ pub(crate) fn normalize(list: &[MemberSubscription]) -> Vec<Member<'_>> {
             id: &m.member_id,
             instance_id: m.group_instance_id.as_deref(),
             topics: m.subscription.topics.iter().map(String::as_str).collect(),
+            rack: m.subscription.rack_id.as_deref().filter(|r| !r.is_empty()),
             subscription: &m.subscription,
         };
         match index.get(m.member_id.as_str()) {

@@ -317,3 +317,117 @@ pub(crate) fn group_with_ownership(
             (parts, members)
         })
 }
+
+/// The racks of the rack strategies.
+const RACKS: [&str; 3] = ["rack-a", "rack-b", "rack-c"];
+
+/// `groups` with racks: 1–3 racks, each partition's replicas on a random set of them (now and
+/// then on none), each member in one of them or (now and then) in none.
+pub(crate) fn with_racks(
+    groups: impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)>,
+) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
+    (
+        groups,
+        1..=RACKS.len(),
+        prop::collection::vec(0u8..8, 80),
+        prop::collection::vec(0..=RACKS.len(), 8),
+    )
+        .prop_map(|((parts, mut members), n_racks, masks, member_racks)| {
+            let racks = &RACKS[..n_racks];
+            let mut out = PartitionsPerTopic::new();
+            let mut masks = masks.iter().cycle();
+            for (topic, partitions) in parts.iter() {
+                let list = partitions
+                    .iter()
+                    .map(|_| {
+                        let mask = masks.next().copied().unwrap_or(0);
+                        racks
+                            .iter()
+                            .enumerate()
+                            .filter(|(b, _)| mask & (1 << b) != 0)
+                            .map(|(_, r)| (*r).to_owned())
+                            .collect()
+                    })
+                    .collect();
+                out.insert(topic, list);
+            }
+            for (m, r) in members.iter_mut().zip(member_racks) {
+                m.subscription.rack_id = racks.get(r).map(|r| (*r).to_owned());
+            }
+            (out, members)
+        })
+}
+
+/// A layout in which balance allows every partition a member in its replicas' rack: every
+/// member in a rack (1–3 of them in each of 1–3 racks) and subscribed to all 1–3 topics, each
+/// partition's replicas on one rack, and each rack holding exactly its members' share
+/// (`quota` partitions a member) of every topic, partition `p` on the same rack in each.
+pub(crate) fn rack_aligned_group(
+) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
+    (
+        prop::collection::vec(1..=3usize, 1..=RACKS.len()),
+        1..=3usize,
+        1..=3usize,
+    )
+        .prop_flat_map(|(per_rack, quota, n_topics)| {
+            let layout: Vec<usize> = per_rack
+                .iter()
+                .enumerate()
+                .flat_map(|(r, &n)| std::iter::repeat_n(r, n * quota))
+                .collect();
+            let mut racks: Vec<usize> = per_rack
+                .iter()
+                .enumerate()
+                .flat_map(|(r, &n)| std::iter::repeat_n(r, n))
+                .collect();
+            racks.reverse();
+            (
+                Just(layout).prop_shuffle(),
+                Just(racks).prop_shuffle(),
+                Just(n_topics),
+            )
+        })
+        .prop_map(|(layout, member_racks, n_topics)| {
+            let names: Vec<String> = (0..n_topics).map(|i| format!("t{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut parts = PartitionsPerTopic::new();
+            for name in &names {
+                let racks = layout
+                    .iter()
+                    .map(|&r| BTreeSet::from([RACKS[r].to_owned()]))
+                    .collect();
+                parts.insert(name.as_str(), racks);
+            }
+            let members = member_racks
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| {
+                    let mut m = member(&format!("consumer-{i}"), &refs);
+                    m.subscription.rack_id = Some(RACKS[r].to_owned());
+                    m
+                })
+                .collect();
+            (parts, members)
+        })
+}
+
+/// The partitions assigned to a member none of whose racks hold a replica of them, when the
+/// member has a rack.
+pub(crate) fn off_rack(
+    partitions: &PartitionsPerTopic,
+    members: &[MemberSubscription],
+    result: &BTreeMap<String, Assignment>,
+) -> Vec<(String, Tp)> {
+    let flat = flat(result);
+    members
+        .iter()
+        .filter_map(|m| Some((m, m.subscription.rack_id.as_deref()?)))
+        .flat_map(|(m, rack)| {
+            flat.get(&m.member_id)
+                .into_iter()
+                .flatten()
+                .filter(move |(t, p)| !partitions.replica_racks(t, *p).contains(rack))
+                .map(move |tp| (m.member_id.clone(), tp.clone()))
+        })
+        .collect()
+}
