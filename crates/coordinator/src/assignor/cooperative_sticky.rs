@@ -105,7 +105,7 @@ fn transferring_ownership<'a>(
 mod tests {
     use super::*;
     use crate::assignor::testkit::*;
-    use crate::assignor::StickyAssignor;
+    use crate::assignor::{PartitionsPerTopic, StickyAssignor};
     use mooring_wire::consumer_protocol::NO_GENERATION;
     use proptest::prelude::*;
 
@@ -180,6 +180,27 @@ mod tests {
         assert_eq!(
             show(&CooperativeStickyAssignor.assign(&parts, &members)),
             expect(&[("C0", "tp0 tp1 tp3"), ("C2", "tp2 tp5 tp4")])
+        );
+    }
+
+    /// Owning each other's partitions across racks, C0 and C1 give them all up first: every
+    /// partition changes hands, so the first rebalance assigns nothing and the second all.
+    #[test]
+    fn partitions_off_the_rack_move_in_two_rounds() {
+        let mut parts = PartitionsPerTopic::new();
+        let rack = |r: &str| std::collections::BTreeSet::from([r.to_owned()]);
+        parts.insert("t", vec![rack("a"), rack("a"), rack("b"), rack("b")]);
+        let mut c0 = coop("C0", &["t"], "tp2 tp3", 1);
+        c0.subscription.rack_id = Some("a".into());
+        let mut c1 = coop("C1", &["t"], "tp0 tp1", 1);
+        c1.subscription.rack_id = Some("b".into());
+        let round1 = [c0, c1];
+        let first = CooperativeStickyAssignor.assign(&parts, &round1);
+        assert_eq!(show(&first), expect(&[("C0", ""), ("C1", "")]));
+        let round2 = rejoin(&round1, &first, Report::Cooperative, 2);
+        assert_eq!(
+            show(&CooperativeStickyAssignor.assign(&parts, &round2)),
+            expect(&[("C0", "tp0 tp1"), ("C1", "tp2 tp3")])
         );
     }
 
@@ -288,6 +309,61 @@ mod tests {
             .collect()
     }
 
+    /// What a cooperative rebalance leaves out is what is in transit, and follow-up rebalances
+    /// complete the assignment. With racks (`racks`) they need not: a partition placed off its
+    /// member's rack for balance is placed again in every rebalance and may be handed to another
+    /// member, in transit again, as in Java; every round still leaves out only what is in
+    /// transit.
+    fn check_in_transit(
+        parts: &PartitionsPerTopic,
+        members: &[MemberSubscription],
+        racks: bool,
+    ) -> Result<(), TestCaseError> {
+        let result = CooperativeStickyAssignor.assign(parts, members);
+        let assigned = check_valid(parts, members, &result)?;
+        let missing: BTreeSet<Tp2> = subscribed_partitions(parts, members)
+            .difference(&assigned)
+            .cloned()
+            .collect();
+        // Only partitions that someone owned and is giving up are left out...
+        prop_assert!(missing.is_subset(&released(members, &result)));
+        // ...and they are exactly what the full sticky assignment moves between members.
+        let full = StickyAssignor.assign(parts, &as_eager(members));
+        check_complete(parts, members, &full)?;
+        let full_flat = flat(&full);
+        for (m, set) in flat(&result) {
+            prop_assert!(set.is_subset(&full_flat[&m]));
+        }
+        let conflicts = claims(members, Report::Cooperative)
+            .values()
+            .any(|o| o.len() > 1);
+        if !conflicts {
+            let expected = moved(&claims(members, Report::Cooperative), &full);
+            prop_assert_eq!(&missing, &expected);
+            // Nobody is handed a partition another member still owns.
+            prop_assert!(moved(&claims(members, Report::Cooperative), &result).is_empty());
+        }
+        // Follow-up rebalances, owners having revoked, complete the assignment: with equal
+        // subscriptions the next one does (see below); with different ones the general
+        // path may still move a few partitions in the second round, as in Java.
+        let wanted = subscribed_partitions(parts, members);
+        let (mut round, mut result) = (members.to_vec(), result);
+        for generation in 4..8 {
+            round = rejoin(&round, &result, Report::Cooperative, generation);
+            result = CooperativeStickyAssignor.assign(parts, &round);
+            let assigned = check_valid(parts, &round, &result)?;
+            let missing: BTreeSet<Tp2> = wanted.difference(&assigned).cloned().collect();
+            prop_assert!(missing.is_subset(&released(&round, &result)));
+            if missing.is_empty() && !racks {
+                break;
+            }
+        }
+        if !racks {
+            check_complete(parts, &round, &result)?;
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 
@@ -295,39 +371,31 @@ mod tests {
         fn in_transit_partitions_only(
             (parts, members) in group_with_ownership(false, Report::Cooperative)
         ) {
-            let result = CooperativeStickyAssignor.assign(&parts, &members);
-            let assigned = check_valid(&parts, &members, &result)?;
-            let missing: BTreeSet<Tp2> =
-                subscribed_partitions(&parts, &members).difference(&assigned).cloned().collect();
-            // Only partitions that someone owned and is giving up are left out...
-            prop_assert!(missing.is_subset(&released(&members, &result)));
-            // ...and they are exactly what the full sticky assignment moves between members.
-            let full = StickyAssignor.assign(&parts, &as_eager(&members));
-            check_complete(&parts, &members, &full)?;
-            let full_flat = flat(&full);
-            for (m, set) in flat(&result) {
-                prop_assert!(set.is_subset(&full_flat[&m]));
-            }
-            let conflicts = claims(&members, Report::Cooperative).values().any(|o| o.len() > 1);
-            if !conflicts {
-                let expected = moved(&claims(&members, Report::Cooperative), &full);
-                prop_assert_eq!(&missing, &expected);
-                // Nobody is handed a partition another member still owns.
-                prop_assert!(moved(&claims(&members, Report::Cooperative), &result).is_empty());
-            }
-            // Follow-up rebalances, owners having revoked, complete the assignment: with equal
-            // subscriptions the next one does (see below); with different ones the general
-            // path may still move a few partitions in the second round, as in Java.
-            let wanted = subscribed_partitions(&parts, &members);
-            let (mut round, mut result) = (members.clone(), result);
-            for generation in 4..8 {
-                round = rejoin(&round, &result, Report::Cooperative, generation);
-                result = CooperativeStickyAssignor.assign(&parts, &round);
-                if check_valid(&parts, &round, &result)? == wanted {
-                    break;
-                }
-            }
-            check_complete(&parts, &round, &result)?;
+            check_in_transit(&parts, &members, false)?;
+        }
+
+        #[test]
+        fn racks_in_transit_partitions_only(
+            (parts, members) in with_racks(group_with_ownership(false, Report::Cooperative))
+        ) {
+            check_in_transit(&parts, &members, true)?;
+        }
+
+        #[test]
+        fn racks_align_when_balance_allows(
+            (parts, members) in with_ownership(rack_aligned_group(), Report::Cooperative)
+        ) {
+            let first = CooperativeStickyAssignor.assign(&parts, &members);
+            prop_assert!(moved(&claims(&members, Report::Cooperative), &first).is_empty());
+            let round2 = rejoin(&members, &first, Report::Cooperative, 4);
+            let second = CooperativeStickyAssignor.assign(&parts, &round2);
+            check_complete(&parts, &round2, &second)?;
+            prop_assert_eq!(off_rack(&parts, &round2, &second), vec![]);
+            let round3 = rejoin(&round2, &second, Report::Cooperative, 5);
+            prop_assert_eq!(
+                show(&CooperativeStickyAssignor.assign(&parts, &round3)),
+                show(&second)
+            );
         }
 
         #[test]

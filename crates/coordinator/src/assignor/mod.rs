@@ -128,6 +128,25 @@ pub(crate) fn assignable_topics(
         .collect()
 }
 
+/// Java's `AbstractPartitionAssignor.useRackAwareAssignment` (KIP-881): some member rack is a
+/// replica rack, and some partition is not on every replica rack (when all are, every member is
+/// as near to every partition as any other).
+pub(crate) fn use_rack_aware<'r>(
+    member_racks: &BTreeSet<&str>,
+    replica_racks: impl IntoIterator<Item = &'r BTreeSet<String>> + Clone,
+) -> bool {
+    let all: BTreeSet<&str> = replica_racks
+        .clone()
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    !member_racks.is_disjoint(&all)
+        && replica_racks
+            .into_iter()
+            .any(|racks| racks.len() != all.len())
+}
+
 /// The result for every member: its partitions grouped by topic, topics and partitions sorted,
 /// no user data (none of Java's built-in assignors puts user data in the assignment).
 pub(crate) fn to_assignments<'a>(

@@ -23,8 +23,8 @@ use bytes::Bytes;
 use mooring_wire::consumer_protocol::{Assignment, TopicPartitions};
 
 use super::{
-    assignable_topics, java, normalize, to_assignments, Assignor, Member, MemberSubscription,
-    PartitionsPerTopic, RebalanceProtocol,
+    assignable_topics, java, normalize, to_assignments, use_rack_aware, Assignor, Member,
+    MemberSubscription, PartitionsPerTopic, RebalanceProtocol,
 };
 
 /// The protocol name.
@@ -186,19 +186,6 @@ impl<'a> TopicState<'a> {
             }
         }
     }
-}
-
-/// Java's `useRackAwareAssignment`: some member rack is a replica rack, and some partition is not
-/// on every replica rack (if all are, every member is as close to every partition).
-pub(crate) fn use_rack_aware(
-    member_racks: &BTreeSet<&str>,
-    replica_racks: &[BTreeSet<String>],
-) -> bool {
-    let all: BTreeSet<&str> = replica_racks.iter().flatten().map(String::as_str).collect();
-    !member_racks.is_disjoint(&all)
-        && replica_racks.iter().any(|racks| {
-            racks.len() != all.len() || racks.iter().any(|r| !all.contains(r.as_str()))
-        })
 }
 
 /// Java's `assignWithRackMatching`: topics with the same subscribers and the same number of

@@ -86,7 +86,9 @@ impl Assignor for StickyAssignor {
 mod tests {
     use super::*;
     use crate::assignor::testkit::*;
+    use crate::assignor::PartitionsPerTopic;
     use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     fn sticky_member(
         id: &str,
@@ -206,6 +208,85 @@ mod tests {
         );
     }
 
+    fn racked(mut m: MemberSubscription, rack: &str) -> MemberSubscription {
+        m.subscription.rack_id = Some(rack.to_owned());
+        m
+    }
+
+    /// Partitions on the racks given, one rack a partition.
+    fn on_racks(parts: &mut PartitionsPerTopic, topic: &str, racks: &[&str]) {
+        parts.insert(
+            topic,
+            racks.iter().map(|r| [(*r).to_owned()].into()).collect(),
+        );
+    }
+
+    /// Equal subscriptions (the constrained path): each member gets its rack's partitions.
+    #[test]
+    fn constrained_path_follows_racks() {
+        let members = [
+            racked(member("C0", &["t"]), "a"),
+            racked(member("C1", &["t"]), "b"),
+            racked(member("C2", &["t"]), "c"),
+        ];
+        let mut parts = PartitionsPerTopic::new();
+        on_racks(&mut parts, "t", &["a", "a", "b", "b", "c", "c"]);
+        assert_eq!(
+            show(&StickyAssignor.assign(&parts, &members)),
+            expect(&[("C0", "tp0 tp1"), ("C1", "tp2 tp3"), ("C2", "tp4 tp5")])
+        );
+        // Without racks, round-robin.
+        assert_eq!(
+            show(&StickyAssignor.assign(&topics(&[("t", 6)]), &members)),
+            expect(&[("C0", "tp0 tp3"), ("C1", "tp1 tp4"), ("C2", "tp2 tp5")])
+        );
+    }
+
+    /// A member keeps an owned partition only on its rack: owning each other's, C0 and C1
+    /// swap all four.
+    #[test]
+    fn owned_partitions_off_the_rack_move() {
+        let mut parts = PartitionsPerTopic::new();
+        on_racks(&mut parts, "t", &["a", "a", "b", "b"]);
+        let members = [
+            racked(sticky_member("C0", &["t"], "tp2 tp3", 1), "a"),
+            racked(sticky_member("C1", &["t"], "tp0 tp1", 1), "b"),
+        ];
+        assert_eq!(
+            show(&StickyAssignor.assign(&parts, &members)),
+            expect(&[("C0", "tp0 tp1"), ("C1", "tp2 tp3")])
+        );
+        // Balance first: C0's rack holds all four, it keeps two.
+        on_racks(&mut parts, "t", &["a", "a", "a", "a"]);
+        let members = [
+            racked(sticky_member("C0", &["t"], "tp0 tp1 tp2 tp3", 1), "a"),
+            racked(member("C1", &["t"]), "b"),
+        ];
+        assert_eq!(
+            show(&StickyAssignor.assign(&parts, &members)),
+            expect(&[("C0", "tp0 tp1"), ("C1", "tp2 tp3")])
+        );
+    }
+
+    /// Different subscriptions (the general path): a partition goes to the least-loaded member
+    /// on its rack first, the rest as without racks.
+    #[test]
+    fn general_path_follows_racks() {
+        let mut parts = PartitionsPerTopic::new();
+        on_racks(&mut parts, "t", &["a", "b"]);
+        on_racks(&mut parts, "u", &["b"]);
+        let members = [
+            racked(member("C0", &["t", "u"]), "a"),
+            racked(member("C1", &["t"]), "b"),
+        ];
+        assert_eq!(
+            show(&StickyAssignor.assign(&parts, &members)),
+            expect(&[("C0", "tp0 up0"), ("C1", "tp1")])
+        );
+        let plain = StickyAssignor.assign(&topics(&[("t", 2), ("u", 1)]), &members);
+        assert_eq!(show(&plain), expect(&[("C0", "tp1 up0"), ("C1", "tp0")]));
+    }
+
     #[test]
     fn user_data_round_trips() {
         let data = StickyAssignor
@@ -287,6 +368,63 @@ mod tests {
             let first = StickyAssignor.assign(&parts, &members);
             let again = rejoin(&members, &first, Report::Sticky, 1);
             prop_assert_eq!(show(&StickyAssignor.assign(&parts, &again)), show(&first));
+        }
+
+        #[test]
+        fn racks_keep_the_balance((parts, members) in with_racks(group(false))) {
+            let result = StickyAssignor.assign(&parts, &members);
+            check_complete(&parts, &members, &result)?;
+            check_sticky_balance(&members, &result)?;
+        }
+
+        #[test]
+        fn racks_keep_equal_subscriptions_within_one(
+            (parts, members) in with_racks(group_with_ownership(true, Report::Sticky))
+        ) {
+            let result = StickyAssignor.assign(&parts, &members);
+            check_complete(&parts, &members, &result)?;
+            let (min, max) = min_max(&result);
+            prop_assert!(max - min <= 1, "min {min} max {max}");
+        }
+
+        #[test]
+        fn racks_with_any_ownership(
+            (parts, members) in with_racks(group_with_ownership(false, Report::Sticky))
+        ) {
+            let result = StickyAssignor.assign(&parts, &members);
+            check_complete(&parts, &members, &result)?;
+            let again = rejoin(&members, &result, Report::Sticky, 4);
+            check_complete(&parts, &again, &StickyAssignor.assign(&parts, &again))?;
+        }
+
+        #[test]
+        fn racks_align_when_balance_allows(
+            (parts, members) in with_ownership(rack_aligned_group(), Report::Sticky)
+        ) {
+            let result = StickyAssignor.assign(&parts, &members);
+            check_complete(&parts, &members, &result)?;
+            prop_assert_eq!(off_rack(&parts, &members, &result), vec![]);
+            // Aligned, nothing moves any more; a member leaving moves only its partitions.
+            let again = rejoin(&members, &result, Report::Sticky, 4);
+            prop_assert_eq!(show(&StickyAssignor.assign(&parts, &again)), show(&result));
+        }
+
+        /// With racks an unchanged group with equal subscriptions keeps every partition on its
+        /// member's rack; one off it (placed there for balance) is placed again, and may move,
+        /// as in Java. (With different subscriptions, placing it again can make the balancing
+        /// move others too, also as in Java.)
+        #[test]
+        fn stable_groups_with_racks_keep_what_is_on_their_racks(
+            (parts, members) in with_racks(group(true))
+        ) {
+            let first = StickyAssignor.assign(&parts, &members);
+            let again = rejoin(&members, &first, Report::Sticky, 1);
+            let second = StickyAssignor.assign(&parts, &again);
+            check_complete(&parts, &again, &second)?;
+            let off: BTreeSet<Tp> =
+                off_rack(&parts, &members, &first).into_iter().map(|(_, tp)| tp).collect();
+            let moved = moved(&claims(&again, Report::Sticky), &second);
+            prop_assert!(moved.is_subset(&off), "moved {moved:?}, off their racks {off:?}");
         }
     }
 

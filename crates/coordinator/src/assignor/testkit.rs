@@ -279,13 +279,20 @@ pub(crate) fn moved(
 
 /// A random group with random previous ownership: each existing partition owned by one random
 /// member or none, a few extra (conflicting or stale) claims, and random generations 1–3.
-#[allow(clippy::type_complexity)]
 pub(crate) fn group_with_ownership(
     same: bool,
     how: Report,
 ) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
+    with_ownership(group(same), how)
+}
+
+/// `groups` with random previous ownership, as [`group_with_ownership`] has it.
+pub(crate) fn with_ownership(
+    groups: impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)>,
+    how: Report,
+) -> impl Strategy<Value = (PartitionsPerTopic, Vec<MemberSubscription>)> {
     (
-        group(same),
+        groups,
         prop::collection::vec(prop::option::of(0..8usize), 80),
         prop::collection::vec((0..8usize, 0..6usize, 0..16i32), 0..4),
         prop::collection::vec(1..=3i32, 8),
@@ -311,7 +318,7 @@ pub(crate) fn group_with_ownership(
                 .enumerate()
                 .map(|(i, m)| {
                     let list: String = owned[i].iter().map(|(t, p)| format!("{t}p{p} ")).collect();
-                    reporting(m, how, self::owned(&list), gens[i])
+                    reporting(m, how, self::owned(&list), gens[i % gens.len()])
                 })
                 .collect();
             (parts, members)

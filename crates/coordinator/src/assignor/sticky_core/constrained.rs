@@ -6,9 +6,15 @@
 //! max. Members first keep what they own, up to a quota, in Java's member iteration order; the
 //! remaining partitions, sorted by topic and partition, are dealt round-robin to the members
 //! under quota, sorted by member id.
+//!
+//! Rack-aware, a member keeps only owned partitions with a replica in its rack, and before the
+//! round-robin the remaining partitions (those with the fewest members in their racks first) go
+//! round-robin to the members under quota in their racks, then to the members at the min quota
+//! in their racks while max-quota places are left.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use super::racks::RackInfo;
 use super::{java, Group, Outcome, Tp};
 
 pub(super) fn build<'a>(
@@ -34,7 +40,7 @@ pub(super) fn build<'a>(
     let assigned = b.assign_owned(group, &owned);
     let mut topics: Vec<&'a str> = group.counts.keys().copied().collect();
     topics.sort_by(|a, b| java::cmp_str(a, b));
-    let unassigned: Vec<Tp<'a>> = group
+    let mut unassigned: Vec<Tp<'a>> = group
         .partitions_of(&topics)
         .into_iter()
         .filter(|tp| !assigned.contains(tp))
@@ -43,6 +49,10 @@ pub(super) fn build<'a>(
     b.exactly_min
         .make_contiguous()
         .sort_by(|x, y| java::cmp_str(x, y));
+    group.racks.sort_by_members_in_racks(&mut unassigned);
+    if group.racks.is_rack_aware() {
+        unassigned = b.assign_rack_aware_round_robin(&group.racks, unassigned);
+    }
     b.assign_round_robin(&unassigned);
 
     Outcome {
@@ -80,6 +90,14 @@ impl<'a> Builder<'a> {
         let mut kept = BTreeSet::new();
         for &member in &group.order {
             let mut mine: Vec<Tp<'a>> = owned.get(member).cloned().unwrap_or_default();
+            // Off its rack, a partition is not kept, and may be revoked.
+            mine.retain(|&tp| {
+                let off_rack = group.racks.mismatch(member, tp);
+                if off_rack {
+                    self.maybe_revoked.insert(tp, member);
+                }
+                !off_rack
+            });
             // Java sorts by partition, then topic.
             mine.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| java::cmp_str(a.0, b.0)));
             mine.retain(|tp| !self.multiply_claimed.contains(tp));
@@ -109,6 +127,63 @@ impl<'a> Builder<'a> {
             }
         }
         kept
+    }
+
+    /// Java's `assignRackAwareRoundRobin`: each partition to the next member under the min quota
+    /// in one of its racks (going round the list), else to the first member at the min quota in
+    /// one of them while max-quota places are left. Returns the partitions still unassigned.
+    fn assign_rack_aware_round_robin(
+        &mut self,
+        racks: &RackInfo<'a>,
+        unassigned: Vec<Tp<'a>>,
+    ) -> Vec<Tp<'a>> {
+        let mut left = Vec::new();
+        let mut next = 0usize;
+        for tp in unassigned {
+            let mut member = None;
+            if let Some(at) = racks.next_rack_member(tp, &self.under_min, next) {
+                let m = self.under_min[at];
+                let count = self.count(m) + 1;
+                let mut after = at;
+                if count >= self.min_quota {
+                    self.under_min.remove(at);
+                    if count < self.max_quota && self.current_over_min < self.expected_over_min {
+                        self.exactly_min.push_back(m);
+                    }
+                } else {
+                    after += 1;
+                }
+                next = match self.under_min.len() {
+                    0 => 0,
+                    n => after % n,
+                };
+                member = Some(m);
+            } else if !self.exactly_min.is_empty() {
+                if let Some(at) = racks.next_rack_member(tp, self.exactly_min.make_contiguous(), 0)
+                {
+                    let m = self.exactly_min[at];
+                    if self.count(m) + 1 == self.max_quota {
+                        self.exactly_min.remove(at);
+                        self.current_over_min += 1;
+                        if self.current_over_min == self.expected_over_min {
+                            self.exactly_min.clear();
+                        }
+                    }
+                    member = Some(m);
+                }
+            }
+            match member {
+                Some(m) => {
+                    self.assign_new(tp, m);
+                }
+                None => left.push(tp),
+            }
+        }
+        left
+    }
+
+    fn count(&self, member: &str) -> usize {
+        self.assignment.get(member).map_or(0, Vec::len)
     }
 
     /// Java's `assignRoundRobin`: fill the members under the min quota in turn, then the ones

@@ -1,9 +1,11 @@
 //! The general path of Java's `AbstractStickyAssignor` (`GeneralAssignmentBuilder`, the original
 //! KIP-54 algorithm), taken when members subscribe to different topics.
 //!
-//! 1. Keep every valid previous ownership; drop partitions of topics a member left.
+//! 1. Keep every valid previous ownership; drop partitions of topics a member left (and,
+//!    rack-aware, partitions off the member's rack).
 //! 2. Give each unassigned partition (topics with the fewest potential members first) to the
-//!    eligible member with the fewest partitions.
+//!    eligible member with the fewest partitions; rack-aware, first to the one with the fewest
+//!    among those in the partition's racks, if any.
 //! 3. Leave out what cannot move (topics with one potential member, members that already have
 //!    every partition they could get and nothing movable), then move partitions until the
 //!    assignment is balanced: a member holding 2+ more than a partition's previous owner (of an
@@ -170,11 +172,12 @@ impl<'g, 'a> Builder<'g, 'a> {
             let list = self.current.remove(member).unwrap_or_default();
             let mut keep = Vec::with_capacity(list.len());
             for tp in list {
-                if self.subscribes(member, tp.0) {
+                if self.subscribes(member, tp.0) && !self.group.racks.mismatch(member, tp) {
                     keep.push(tp);
                     kept.insert(tp);
                 } else {
-                    // The holder entry stays until the partition is reassigned, as in Java.
+                    // Not subscribed any more, or off the member's rack. The holder entry stays
+                    // until the partition is reassigned, as in Java.
                     self.revocation_required = true;
                 }
             }
@@ -192,15 +195,14 @@ impl<'g, 'a> Builder<'g, 'a> {
         self.by_load.extend(keys);
         let initializing = self.by_load.last().is_none_or(|&(count, _)| count == 0);
 
-        for &tp in &unassigned {
-            if self.potential_count(tp.0) == 0 {
-                continue;
-            }
-            let target = self.members_by_load().find(|m| self.subscribes(m, tp.0));
-            if let Some(member) = target {
-                self.update(member, |list| list.push(tp));
-                self.holder.insert(tp, member);
-            }
+        // Rack-aware, first to the least-loaded member in one of the partition's racks; then
+        // what is left to the least-loaded member.
+        let mut left = unassigned.clone();
+        if self.group.racks.is_rack_aware() {
+            left.retain(|&tp| !self.assign_to_least_loaded(tp, true));
+        }
+        for &tp in &left {
+            self.assign_to_least_loaded(tp, false);
         }
 
         // Only partitions of topics with 2+ potential members, and members that can gain or
@@ -241,6 +243,24 @@ impl<'g, 'a> Builder<'g, 'a> {
         }
 
         self.current.extend(fixed_members);
+    }
+
+    /// Java's `maybeAssignPartition`: `tp` to the member with the fewest partitions that
+    /// subscribes to its topic (and, `on_rack`, whose rack holds a replica of it). Returns
+    /// whether there was one.
+    fn assign_to_least_loaded(&mut self, tp: Tp<'a>, on_rack: bool) -> bool {
+        if self.potential_count(tp.0) == 0 {
+            return false;
+        }
+        let target = self
+            .members_by_load()
+            .find(|m| self.subscribes(m, tp.0) && !(on_rack && self.group.racks.mismatch(m, tp)));
+        let Some(member) = target else {
+            return false;
+        };
+        self.update(member, |list| list.push(tp));
+        self.holder.insert(tp, member);
+        true
     }
 
     /// Java's `canConsumerParticipateInReassignment`.

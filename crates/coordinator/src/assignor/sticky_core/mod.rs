@@ -15,14 +15,19 @@
 //!    partition's previous owner of an older generation) until no move improves the balance,
 //!    keeping the result only if it is more balanced than before.
 //!
+//! Both builders are rack-aware as Java's are (KIP-881, [`racks`]): when racks matter, a member
+//! keeps only owned partitions with a replica in its rack, and unassigned partitions go first
+//! to members in their racks within the quotas (constrained) or to the least-loaded such
+//! member (general); the rest is placed as without racks.
+//!
 //! Where Java iterates a `HashMap` and the order changes the result, we iterate in the order
 //! Java's `HashMap` would (see [`super::java`]), so that our leader and a Java leader compute the
-//! same assignment. Rack-aware placement (KIP-881) is not done: the [`super::Assignor`]
-//! interface has no replica racks, and without them Java's algorithm is the one here.
+//! same assignment.
 
 mod constrained;
 mod general;
 mod movements;
+mod racks;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,6 +36,7 @@ use mooring_wire::consumer_protocol::{
 };
 
 use super::{java, Member, PartitionsPerTopic};
+use racks::RackInfo;
 
 /// A topic partition, the topic borrowed from the partition counts.
 pub(crate) type Tp<'a> = (&'a str, i32);
@@ -107,6 +113,7 @@ pub(crate) struct Group<'a> {
     pub(crate) data: BTreeMap<&'a str, MemberData>,
     /// The highest generation any member reports (`-1` if none).
     pub(crate) max_generation: i32,
+    pub(crate) racks: RackInfo<'a>,
 }
 
 impl<'a> Group<'a> {
@@ -151,10 +158,14 @@ pub(crate) fn assign<'a>(
         .iter()
         .flat_map(|m| m.topics.iter().copied())
         .collect();
-    let counts: BTreeMap<&'a str, i32> = super::assignable_topics(partitions_per_topic)
-        .into_iter()
-        .filter(|(t, _)| subscribed.contains(t))
-        .map(|(t, p)| (t, i32::try_from(p.len()).unwrap_or(i32::MAX)))
+    let topics: BTreeMap<&'a str, &'a [BTreeSet<String>]> =
+        super::assignable_topics(partitions_per_topic)
+            .into_iter()
+            .filter(|(t, _)| subscribed.contains(t))
+            .collect();
+    let counts = topics
+        .iter()
+        .map(|(&t, p)| (t, i32::try_from(p.len()).unwrap_or(i32::MAX)))
         .collect();
     let join_order: Vec<&'a str> = members.iter().map(|m| m.id).collect();
     let mut group = Group {
@@ -163,6 +174,7 @@ pub(crate) fn assign<'a>(
         members: members.iter().map(|m| (m.id, m)).collect(),
         data: BTreeMap::new(),
         max_generation: NO_GENERATION,
+        racks: RackInfo::new(&topics, members),
     };
 
     let (all_equal, owned, multiply_claimed) = read_ownership(flavor, &mut group);
