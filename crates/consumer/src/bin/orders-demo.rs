@@ -3,11 +3,13 @@
 //! milliseconds per record, and shows what Mooring does around it: static membership, rebalance
 //! events, and a clean shutdown on SIGTERM.
 //!
-//! Configuration (the `config` crate): an optional file (`--config FILE`, TOML or YAML by its
-//! extension) whose keys are Kafka's own property names (`bootstrap.servers = "..."`, dotted or
-//! quoted), then environment variables over it: `MOORING__` followed by the property name in
+//! Configuration (the `config` crate): optional files (`--config FILE`, TOML or YAML by its
+//! extension, given any number of times; a later file's keys override an earlier one's) whose keys
+//! are Kafka's own property names (`bootstrap.servers = "..."`, dotted or quoted), then
+//! environment variables over them all: `MOORING__` followed by the property name in
 //! capitals with `_` for `.` (`MOORING__BOOTSTRAP_SERVERS`, `MOORING__GROUP_INSTANCE_ID`; on
-//! Kubernetes, set the latter from the pod name). Keys under `demo.` are the demo's own (below);
+//! Kubernetes, set the latter from the pod name; a second file written at pod start can add
+//! `client.rack`, deploy/README.md "Zones and client.rack"). Keys under `demo.` are the demo's own (below);
 //! every other key goes to [`ConsumerConfig::from_properties`], so an unknown or ill-typed key is
 //! an error naming the key and the nearest valid one.
 //!
@@ -24,7 +26,7 @@
 //! Output: one line per processed record, written (and so durable against a crash) before the
 //! handler returns, hence before its offset can be committed: `record TOPIC PARTITION OFFSET
 //! VALUE UNIX_MS` (the last field: when it was processed, wall clock). On stdout, one line per
-//! event: `event NAME key=value ...` (`started`, `rebalance-started`, `revoked`, `assigned`,
+//! event: `event NAME key=value ...` (`started` (with `rack=`, the `client.rack` in use or `-`), `rebalance-started`, `revoked`, `assigned`,
 //! `lost`, `rebalance-completed`, `static-rejoin` (a static member back in its place, no
 //! rebalance), `rebalance-failed`, `fenced`, `poll-interval-exceeded`,
 //! `consuming` at the first record processed, `left`, `shutdown`, `telemetry-stopped`, `stopped`).
@@ -64,12 +66,13 @@ const DEFAULTS: &[(&str, &str)] = &[
 #[command(
     name = "orders-demo",
     about = "Mooring's demo service: consumes `orders` with a slow async handler; config from a \
-             file (Kafka property names) and MOORING__* environment variables"
+             files (Kafka property names) and MOORING__* environment variables"
 )]
 struct Args {
-    /// Config file (TOML or YAML, by extension), Kafka property names as keys.
+    /// Config file (TOML or YAML, by extension), Kafka property names as keys. May be given more
+    /// than once: later files override earlier ones, the environment overrides them all.
     #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    config: Vec<PathBuf>,
 }
 
 /// Everything the service needs, read from the file and the environment.
@@ -85,7 +88,7 @@ struct Settings {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let settings = match settings(args.config.as_ref()) {
+    let settings = match settings(&args.config, env_config()) {
         Ok(settings) => settings,
         Err(message) => {
             eprintln!("orders-demo: {message}");
@@ -115,13 +118,19 @@ fn main() -> ExitCode {
     runtime.block_on(serve(settings))
 }
 
-/// The file's properties, then the environment's over them, then the demo's own keys taken out.
-fn settings(file: Option<&PathBuf>) -> Result<Settings, String> {
+/// The process's `MOORING__*` environment variables as a config source.
+fn env_config() -> Environment {
+    Environment::with_prefix(ENV_PREFIX).prefix_separator("__")
+}
+
+/// The files' properties in order (a later file's over an earlier one's), then the environment's
+/// over them all, then the demo's own keys taken out.
+fn settings(files: &[PathBuf], env: Environment) -> Result<Settings, String> {
     let mut props: Vec<(String, String)> = DEFAULTS
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    if let Some(path) = file {
+    for path in files {
         let from_file = Config::builder()
             .add_source(File::from(path.as_path()))
             .build()
@@ -131,7 +140,7 @@ fn settings(file: Option<&PathBuf>) -> Result<Settings, String> {
         }
     }
     let from_env = Config::builder()
-        .add_source(Environment::with_prefix(ENV_PREFIX).prefix_separator("__"))
+        .add_source(env)
         .build()
         .map_err(|e| format!("environment: {e}"))?;
     for (key, value) in flatten(from_env, true)? {
@@ -378,6 +387,11 @@ async fn serve(settings: Settings) -> ExitCode {
             g.group_instance_id.clone().unwrap_or_else(|| "-".into()),
         )
     });
+    let rack = config
+        .client
+        .client_rack
+        .clone()
+        .unwrap_or_else(|| "-".into());
     let consumer = match Consumer::new(config) {
         Ok(consumer) => consumer,
         Err(e) => {
@@ -399,7 +413,8 @@ async fn serve(settings: Settings) -> ExitCode {
     };
     consumer.shutdown_handle().on_signals();
     event(format_args!(
-        "started group={group} instance={instance} topic={} pid={} telemetry={telemetry}",
+        "started group={group} instance={instance} rack={rack} topic={} pid={} \
+         telemetry={telemetry}",
         settings.topic,
         std::process::id()
     ));
@@ -470,5 +485,109 @@ async fn serve(settings: Settings) -> ExitCode {
             eprintln!("orders-demo: stopped on a fatal error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory of this test's own under the system's temporary directory.
+    fn temp_dir(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("orders-demo-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create a temporary directory");
+        dir
+    }
+
+    fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write a test config file");
+        path
+    }
+
+    fn prop<'a>(settings: &'a Settings, key: &str) -> Option<&'a str> {
+        settings
+            .props
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// An environment source that reads the given variables, not the process's.
+    fn env(vars: &[(&str, &str)]) -> Environment {
+        let map = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env_config().source(Some(map))
+    }
+
+    #[test]
+    fn later_files_override_earlier_ones_and_the_environment_overrides_all() {
+        let dir = temp_dir("later_files_override_ear");
+        let base = write(
+            &dir,
+            "consumer.toml",
+            "bootstrap.servers = \"a:9092\"\nclient.rack = \"from-base\"\n\
+             session.timeout.ms = 60000\n",
+        );
+        let zone = write(
+            &dir,
+            "client-rack.toml",
+            "# zone of node n1\nclient.rack = \"eu-west-1b\"\nsession.timeout.ms = 30000\n",
+        );
+        let settings = settings(
+            &[base.clone(), zone.clone()],
+            env(&[("MOORING__SESSION_TIMEOUT_MS", "45000")]),
+        )
+        .expect("valid settings");
+        assert_eq!(prop(&settings, "client.rack"), Some("eu-west-1b"));
+        assert_eq!(prop(&settings, "bootstrap.servers"), Some("a:9092"));
+        assert_eq!(prop(&settings, "session.timeout.ms"), Some("45000"));
+        // Each key once, whatever the number of sources that set it.
+        let racks = settings
+            .props
+            .iter()
+            .filter(|(k, _)| k == "client.rack")
+            .count();
+        assert_eq!(racks, 1);
+
+        // The other order: the base file wins.
+        let settings = super::settings(&[zone, base], env(&[])).expect("valid settings");
+        assert_eq!(prop(&settings, "client.rack"), Some("from-base"));
+    }
+
+    #[test]
+    fn a_file_without_client_rack_leaves_the_consumer_without_one() {
+        let dir = temp_dir("a_file_without_client_ra");
+        let base = write(
+            &dir,
+            "consumer.toml",
+            "bootstrap.servers = \"a:9092\"\ngroup.id = \"orders\"\n",
+        );
+        // What the zone init container writes when the node has no zone label.
+        let zone = write(
+            &dir,
+            "client-rack.toml",
+            "# node n1 has no label topology.kubernetes.io/zone: no client.rack\n",
+        );
+        let settings = settings(&[base, zone], env(&[])).expect("valid settings");
+        assert_eq!(prop(&settings, "client.rack"), None);
+        let config = ConsumerConfig::from_properties(settings.props.iter().cloned())
+            .expect("a valid consumer config");
+        assert_eq!(config.client.client_rack, None);
+    }
+
+    #[test]
+    fn a_missing_or_broken_file_is_an_error_naming_it() {
+        let dir = temp_dir("a_missing_or_broken_file");
+        let missing = dir.join("absent.toml");
+        let err = settings(std::slice::from_ref(&missing), env(&[]))
+            .expect_err("a missing file must fail");
+        assert!(err.contains("absent.toml"), "{err}");
+        let broken = write(&dir, "broken.toml", "client.rack = \n");
+        let err = settings(&[broken], env(&[])).expect_err("a broken file must fail");
+        assert!(err.contains("broken.toml"), "{err}");
     }
 }
