@@ -38,17 +38,19 @@ import (
 // kinds maps "apiVersion/kind" to a fresh value of its Go type. A kind missing here is an error:
 // nothing passes unchecked.
 var kinds = map[string]func() any{
-	"v1/ConfigMap":                             func() any { return &corev1.ConfigMap{} },
-	"v1/Service":                               func() any { return &corev1.Service{} },
-	"v1/ServiceAccount":                        func() any { return &corev1.ServiceAccount{} },
-	"v1/Secret":                                func() any { return &corev1.Secret{} },
-	"apps/v1/StatefulSet":                      func() any { return &appsv1.StatefulSet{} },
-	"apps/v1/Deployment":                       func() any { return &appsv1.Deployment{} },
-	"policy/v1/PodDisruptionBudget":            func() any { return &policyv1.PodDisruptionBudget{} },
-	"rbac.authorization.k8s.io/v1/Role":        func() any { return &rbacv1.Role{} },
-	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return &rbacv1.RoleBinding{} },
-	"monitoring.coreos.com/v1/PodMonitor":      func() any { return &monitoringv1.PodMonitor{} },
-	"monitoring.coreos.com/v1/PrometheusRule":  func() any { return &monitoringv1.PrometheusRule{} },
+	"v1/ConfigMap":                                    func() any { return &corev1.ConfigMap{} },
+	"v1/Service":                                      func() any { return &corev1.Service{} },
+	"v1/ServiceAccount":                               func() any { return &corev1.ServiceAccount{} },
+	"v1/Secret":                                       func() any { return &corev1.Secret{} },
+	"apps/v1/StatefulSet":                             func() any { return &appsv1.StatefulSet{} },
+	"apps/v1/Deployment":                              func() any { return &appsv1.Deployment{} },
+	"policy/v1/PodDisruptionBudget":                   func() any { return &policyv1.PodDisruptionBudget{} },
+	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
+	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
+	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
+	"monitoring.coreos.com/v1/PodMonitor":             func() any { return &monitoringv1.PodMonitor{} },
+	"monitoring.coreos.com/v1/PrometheusRule":         func() any { return &monitoringv1.PrometheusRule{} },
 }
 
 // Object is one rendered, decoded object.
@@ -201,7 +203,7 @@ func Check(objs []Object) []error {
 			}
 		}
 	}
-	return errs
+	return append(errs, checkRBAC(objs)...)
 }
 
 // instanceIDEnv is the consumer's environment override of group.instance.id.
