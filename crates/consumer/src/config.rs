@@ -30,6 +30,23 @@
 //! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions (the whole revoke, commit and listener included, ends a little before `max.poll.interval.ms` less two heartbeats) |
 //! | `mooring.telemetry.*` | off | the sidecar exporter's keys ([`TelemetryConfig`], [`TELEMETRY_KEYS`]) |
 //!
+//! The group member's keys are in [`GroupConfig`]'s module docs; these choose the group protocol:
+//!
+//! | property | default | meaning |
+//! |---|---|---|
+//! | `group.protocol` | `classic` | `classic` (JoinGroup/SyncGroup, the assignor runs in the group's leader) or `consumer` (KIP-848: ConsumerGroupHeartbeat, the broker assigns, rebalances are incremental) |
+//! | `group.remote.assignor` | none: the broker's first `group.consumer.assignors` (`uniform`) | `consumer` only: the broker-side assignor, `uniform` or `range`; refused with `classic` |
+//! | `mooring.unreleased.instance.timeout.ms` | 600000 | `consumer` only: how long a static member whose `group.instance.id` is still held by the process it replaces (UNRELEASED_INSTANCE_ID) keeps retrying before it fails |
+//!
+//! As in Java's `ConsumerConfig`, `group.protocol=consumer` refuses `partition.assignment.strategy`,
+//! `session.timeout.ms` and `heartbeat.interval.ms` when they are given (the broker assigns and sets
+//! the session timeout and heartbeat interval: `group.consumer.session.timeout.ms` and
+//! `group.consumer.heartbeat.interval.ms`, or the group's `consumer.session.timeout.ms` and
+//! `consumer.heartbeat.interval.ms`), and `classic` refuses `group.remote.assignor`: the error
+//! ([`ConsumerError::Config`]) names the key. `max.poll.interval.ms` is the rebalance timeout
+//! under both. A pattern subscription is matched by the broker under `consumer`, by the consumer
+//! under `classic` ([`Consumer::subscribe_pattern`](crate::Consumer::subscribe_pattern)).
+//!
 //! `group.id` is optional: without it only `assign` works and commits are refused.
 
 use std::time::Duration;
@@ -424,6 +441,8 @@ fn failure_policy(value: &str) -> Option<FailurePolicy> {
 
 #[cfg(test)]
 mod tests {
+    use mooring_coordinator::group::GroupProtocol;
+
     use super::*;
 
     fn parse(props: &[(&str, &str)]) -> Result<ConsumerConfig, ConsumerError> {
@@ -536,6 +555,69 @@ mod tests {
         let err = parse(&[("mooring.telemetry.endpoint", "localhost:9464")]).expect_err("bad");
         assert!(
             matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.telemetry.endpoint"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_consumer_protocol_refuses_classic_only_keys_naming_them() {
+        for (key, value) in [
+            ("partition.assignment.strategy", "cooperative-sticky"),
+            ("session.timeout.ms", "6000"),
+            ("heartbeat.interval.ms", "1000"),
+        ] {
+            let err = parse(&[
+                ("group.id", "g"),
+                ("group.protocol", "consumer"),
+                (key, value),
+            ])
+            .expect_err("classic only");
+            match &err {
+                ConsumerError::Config {
+                    key: named,
+                    message,
+                } => {
+                    assert_eq!(named, key);
+                    assert!(message.contains("group.protocol=consumer"), "{message}");
+                }
+                other => panic!("{key}: {other:?}"),
+            }
+            assert!(err.to_string().contains(key), "{err}");
+        }
+        let c = parse(&[
+            ("group.id", "g"),
+            ("group.protocol", "consumer"),
+            ("group.remote.assignor", "uniform"),
+            ("mooring.unreleased.instance.timeout.ms", "30000"),
+            ("max.poll.interval.ms", "20000"),
+        ])
+        .expect("valid");
+        let group = c.group.expect("group");
+        assert_eq!(group.protocol, GroupProtocol::Consumer);
+        assert_eq!(group.remote_assignor.as_deref(), Some("uniform"));
+        assert_eq!(group.unreleased_instance_timeout, Duration::from_secs(30));
+        assert_eq!(group.rebalance_timeout, Duration::from_secs(20));
+    }
+
+    #[test]
+    fn the_classic_protocol_refuses_a_remote_assignor_naming_it() {
+        for props in [
+            vec![("group.id", "g"), ("group.remote.assignor", "range")],
+            vec![
+                ("group.id", "g"),
+                ("group.protocol", "classic"),
+                ("group.remote.assignor", "range"),
+            ],
+        ] {
+            let err = parse(&props).expect_err("consumer only");
+            assert!(
+                matches!(&err, ConsumerError::Config { key, .. } if key == "group.remote.assignor"),
+                "{err}"
+            );
+        }
+        let err = parse(&[("group.id", "g"), ("group.protocol", "next")]).expect_err("bad");
+        assert!(
+            matches!(&err, ConsumerError::Config { key, .. } if key == "group.protocol"),
             "{err}"
         );
     }

@@ -27,6 +27,15 @@
 //! INCONSISTENT_GROUP_PROTOCOL to whichever joins second. Set `cooperative-sticky` on the
 //! librdkafka members, or `range,cooperative-sticky` on these (eager, then).
 //!
+//! The two protocols take different keys, as Java's `ConsumerConfig` checks them (the keys given
+//! with a non-blank value, defaults aside):
+//! - `group.protocol=consumer`: the broker assigns partitions and sets the session timeout and
+//!   heartbeat interval (`group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms`,
+//!   or the group's own `consumer.*` configs), so `partition.assignment.strategy`,
+//!   `heartbeat.interval.ms` and `session.timeout.ms` are refused, the error naming the first
+//!   given (in that order) and listing every one;
+//! - `group.protocol=classic`: `group.remote.assignor` is refused.
+//!
 //! Java class names are accepted in `partition.assignment.strategy`
 //! (`org.apache.kafka.clients.consumer.RangeAssignor` → `range`, ...). Keys this module does not
 //! know are ignored: they belong to other layers (the `config` crate rejects unknown keys).
@@ -178,8 +187,12 @@ impl GroupConfig {
     ) -> Result<Self> {
         let mut config = GroupConfig::new("");
         let mut group_id = None;
+        let mut given: Vec<&'a str> = Vec::new();
         for (key, value) in props {
             let value = value.trim();
+            if !value.is_empty() && !given.contains(&key) {
+                given.push(key);
+            }
             match key {
                 "group.id" => group_id = Some(value.to_owned()),
                 "group.instance.id" => {
@@ -233,8 +246,39 @@ impl GroupConfig {
             }
         }
         config.group_id = group_id.ok_or_else(|| invalid("group.id", "required"))?;
+        config.check_protocol_keys(&given)?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// Refuses the keys the configured protocol does not take, when given (see the module docs).
+    fn check_protocol_keys(&self, given: &[&str]) -> Result<()> {
+        let refused: &[&str] = match self.protocol {
+            GroupProtocol::Classic => CLASSIC_UNSUPPORTED,
+            GroupProtocol::Consumer => CONSUMER_UNSUPPORTED,
+        };
+        let set: Vec<&str> = refused
+            .iter()
+            .copied()
+            .filter(|key| given.contains(key))
+            .collect();
+        match set.first() {
+            None => Ok(()),
+            Some(first) => Err(invalid(
+                first,
+                &format!(
+                    "{} cannot be set when group.protocol={}{}",
+                    set.join(", "),
+                    self.protocol.as_str(),
+                    match self.protocol {
+                        GroupProtocol::Classic =>
+                            " (the broker-side assignor is the consumer protocol's)",
+                        GroupProtocol::Consumer =>
+                            " (the broker assigns partitions and sets the session timeout and heartbeat interval)",
+                    }
+                ),
+            )),
+        }
     }
 
     /// Checks the values against each other (as the broker and Java do).
@@ -242,7 +286,7 @@ impl GroupConfig {
         if self.group_id.is_empty() {
             return Err(invalid("group.id", "must not be empty"));
         }
-        if self.assignment_strategies.is_empty() {
+        if self.protocol == GroupProtocol::Classic && self.assignment_strategies.is_empty() {
             return Err(invalid(
                 "partition.assignment.strategy",
                 "at least one strategy is required",
@@ -259,6 +303,12 @@ impl GroupConfig {
         }
         if self.event_capacity == 0 {
             return Err(invalid("mooring.events.capacity", "must be positive"));
+        }
+        if self.protocol == GroupProtocol::Classic && self.remote_assignor.is_some() {
+            return Err(invalid(
+                "group.remote.assignor",
+                "group.remote.assignor cannot be set when group.protocol=classic",
+            ));
         }
         Ok(())
     }
@@ -314,6 +364,16 @@ impl GroupConfig {
             .unwrap_or(self.group_instance_id.is_none())
     }
 }
+
+/// The keys Java's `ConsumerConfig` refuses under `group.protocol=classic`, in its order.
+const CLASSIC_UNSUPPORTED: &[&str] = &["group.remote.assignor"];
+
+/// The keys Java's `ConsumerConfig` refuses under `group.protocol=consumer`, in its order.
+const CONSUMER_UNSUPPORTED: &[&str] = &[
+    "partition.assignment.strategy",
+    "heartbeat.interval.ms",
+    "session.timeout.ms",
+];
 
 fn invalid(key: &str, message: &str) -> Error {
     Error::Config {
@@ -389,6 +449,95 @@ mod tests {
         assert!(matches!(e, Error::Config { key, .. } if key == "session.timeout.ms"));
         let e = GroupConfig::from_properties([("session.timeout.ms", "6000")]).expect_err("no id");
         assert!(matches!(e, Error::Config { key, .. } if key == "group.id"));
+    }
+
+    fn config_error(props: &[(&str, &str)]) -> (String, String) {
+        match GroupConfig::from_properties(props.iter().copied()) {
+            Err(Error::Config { key, message }) => (key, message),
+            other => panic!("{props:?}: expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_consumer_protocol_refuses_each_classic_only_key_by_name() {
+        for key in [
+            "partition.assignment.strategy",
+            "heartbeat.interval.ms",
+            "session.timeout.ms",
+        ] {
+            let value = if key == "partition.assignment.strategy" {
+                "range"
+            } else {
+                "1000"
+            };
+            let (named, message) = config_error(&[
+                ("group.id", "g"),
+                ("group.protocol", "consumer"),
+                (key, value),
+            ]);
+            assert_eq!(named, key);
+            assert!(
+                message.contains(&format!("{key} cannot be set when group.protocol=consumer")),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_consumer_protocol_names_every_classic_only_key_given() {
+        let (key, message) = config_error(&[
+            ("group.id", "g"),
+            ("session.timeout.ms", "6000"),
+            ("group.protocol", "CONSUMER"),
+            ("partition.assignment.strategy", "cooperative-sticky"),
+        ]);
+        assert_eq!(key, "partition.assignment.strategy", "Java's order");
+        assert!(
+            message.starts_with("partition.assignment.strategy, session.timeout.ms cannot be set"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_consumer_protocol_takes_blank_classic_keys_and_its_own() {
+        let c = GroupConfig::from_properties([
+            ("group.id", "g"),
+            ("group.protocol", "consumer"),
+            ("partition.assignment.strategy", " "),
+            ("group.remote.assignor", "range"),
+            ("max.poll.interval.ms", "20000"),
+            ("group.instance.id", "g-1"),
+        ])
+        .expect("valid");
+        assert_eq!(c.protocol, GroupProtocol::Consumer);
+        assert_eq!(c.remote_assignor.as_deref(), Some("range"));
+        assert_eq!(c.rebalance_timeout, Duration::from_secs(20));
+    }
+
+    #[test]
+    fn the_classic_protocol_refuses_a_remote_assignor_by_name() {
+        for protocol in [None, Some("classic")] {
+            let mut props = vec![("group.id", "g"), ("group.remote.assignor", "uniform")];
+            props.extend(protocol.map(|p| ("group.protocol", p)));
+            let (key, message) = config_error(&props);
+            assert_eq!(key, "group.remote.assignor");
+            assert!(
+                message.contains("group.remote.assignor cannot be set when group.protocol=classic"),
+                "{message}"
+            );
+        }
+        // Blank is not set, as in Java.
+        let c = GroupConfig::from_properties([("group.id", "g"), ("group.remote.assignor", "")])
+            .expect("valid");
+        assert_eq!(c.remote_assignor, None);
+        // Built in code rather than from properties: `validate` refuses it too.
+        let mut c = GroupConfig::new("g");
+        c.remote_assignor = Some("range".into());
+        assert!(
+            matches!(c.validate(), Err(Error::Config { key, .. }) if key == "group.remote.assignor")
+        );
+        c.protocol = GroupProtocol::Consumer;
+        c.validate().expect("consumer takes it");
     }
 
     #[test]
