@@ -19,6 +19,13 @@
 //! `offsets_committed` (without `--enable-autocommit`), `shutdown_complete` (with an extra
 //! `error` field when a fatal error ended the run, such as a fenced static member).
 //!
+//! Group protocols, as Java's tool takes them: `--group-protocol classic` (the default) sets
+//! `partition.assignment.strategy` from `--assignment-strategy` and ignores
+//! `--group-remote-assignor`; `--group-protocol consumer` (KIP-848) sets `group.remote.assignor`
+//! from `--group-remote-assignor` (the broker's default assignor without it) and ignores
+//! `--assignment-strategy`. `--session-timeout` sets `session.timeout.ms` under either, which the
+//! consumer protocol refuses (the broker sets the session timeout), as Java's consumer does.
+//!
 //! Telemetry: `mooring.telemetry.enabled=true` (and the other `mooring.telemetry.*` keys) in the
 //! `--consumer.config` file starts the exporter to a `mooring-sidecar`; off by default.
 //!
@@ -72,14 +79,15 @@ struct Args {
     /// Consumes messages from this topic.
     #[arg(long, value_name = "TOPIC")]
     topic: String,
-    /// Group protocol: only `classic` (the `consumer` protocol of KIP-848 is not supported).
+    /// Group protocol (must be one of CLASSIC, CONSUMER; any case).
     #[arg(
         long = "group-protocol",
         default_value = "classic",
         value_name = "GROUP_PROTOCOL"
     )]
     group_protocol: String,
-    /// Group remote assignor; only used with the `consumer` group protocol (not supported).
+    /// Group remote assignor (`group.remote.assignor`, e.g. uniform or range); only used if the
+    /// group protocol is CONSUMER.
     #[arg(long = "group-remote-assignor", value_name = "GROUP_REMOTE_ASSIGNOR")]
     group_remote_assignor: Option<String>,
     /// The group id shared among members of the consumer group.
@@ -96,7 +104,8 @@ struct Args {
         value_name = "MAX-MESSAGES"
     )]
     max_messages: i64,
-    /// The consumer's session timeout (default: `session.timeout.ms`'s, 45000).
+    /// The consumer's session timeout (default: `session.timeout.ms`'s, 45000); not supported
+    /// when the group protocol is CONSUMER (the broker sets it).
     #[arg(long = "session-timeout", value_name = "TIMEOUT_MS")]
     session_timeout: Option<u64>,
     /// Timeout for closing the consumer (`mooring.shutdown.timeout.ms`): draining, the final
@@ -118,7 +127,8 @@ struct Args {
     reset_policy: String,
     /// Assignment strategy, as Java class names (org.apache.kafka.clients.consumer.RangeAssignor,
     /// RoundRobinAssignor, StickyAssignor, CooperativeStickyAssignor) or Mooring's names (range,
-    /// roundrobin, sticky, cooperative-sticky); comma-separated for several.
+    /// roundrobin, sticky, cooperative-sticky); comma-separated for several. Only used if the
+    /// group protocol is CLASSIC.
     #[arg(
         long = "assignment-strategy",
         default_value = "org.apache.kafka.clients.consumer.RangeAssignor"
@@ -180,13 +190,7 @@ fn main() -> ExitCode {
 
 /// The consumer's properties: the file first, then the command line over it.
 fn properties(args: &Args) -> Result<Vec<(String, String)>, String> {
-    if !args.group_protocol.eq_ignore_ascii_case("classic") {
-        return Err(format!(
-            "--group-protocol {}: only the classic group protocol is supported (Mooring does not \
-             implement the KIP-848 consumer protocol); use --group-protocol classic",
-            args.group_protocol
-        ));
-    }
+    let protocol = group_protocol(&args.group_protocol)?;
     let bootstrap = args
         .bootstrap_server
         .as_ref()
@@ -215,10 +219,18 @@ fn properties(args: &Args) -> Result<Vec<(String, String)>, String> {
         props.retain(|(k, _)| k != key);
         props.push((key.to_owned(), value));
     };
-    set(
-        "partition.assignment.strategy",
-        assignment_strategy(&args.assignment_strategy)?,
-    );
+    // As Java's tool: each protocol takes its own assignor flag and ignores the other's.
+    set("group.protocol", protocol.into());
+    if protocol == "consumer" {
+        if let Some(assignor) = &args.group_remote_assignor {
+            set("group.remote.assignor", assignor.clone());
+        }
+    } else {
+        set(
+            "partition.assignment.strategy",
+            assignment_strategy(&args.assignment_strategy)?,
+        );
+    }
     set("group.id", args.group_id.clone());
     if let Some(id) = &args.group_instance_id {
         set("group.instance.id", id.clone());
@@ -243,6 +255,19 @@ fn properties(args: &Args) -> Result<Vec<(String, String)>, String> {
     );
     set("mooring.failure.policy", "stop".into());
     Ok(props)
+}
+
+/// `--group-protocol`, any case (Java's `GroupProtocol.of`) → the property value.
+fn group_protocol(value: &str) -> Result<&'static str, String> {
+    if value.eq_ignore_ascii_case("classic") {
+        Ok("classic")
+    } else if value.eq_ignore_ascii_case("consumer") {
+        Ok("consumer")
+    } else {
+        Err(format!(
+            "--group-protocol {value}: must be one of CLASSIC, CONSUMER"
+        ))
+    }
 }
 
 /// Java class names (and Mooring's names) → Mooring's names.
@@ -789,9 +814,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_consumer_group_protocol_is_refused_clearly() {
-        let args = Args::parse_from([
+    fn args(extra: &[&str]) -> Args {
+        let mut all = vec![
             "verifiable-consumer",
             "--bootstrap-server",
             "localhost:9092",
@@ -799,10 +823,79 @@ mod tests {
             "t",
             "--group-id",
             "g",
+        ];
+        all.extend_from_slice(extra);
+        Args::parse_from(all)
+    }
+
+    fn value<'a>(props: &'a [(String, String)], key: &str) -> Option<&'a str> {
+        props
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn the_consumer_group_protocol_takes_the_remote_assignor_and_no_strategy() {
+        let props = properties(&args(&[
+            "--group-protocol",
+            "CONSUMER",
+            "--group-remote-assignor",
+            "range",
+            "--assignment-strategy",
+            "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+        ]))
+        .unwrap();
+        assert_eq!(value(&props, "group.protocol"), Some("consumer"));
+        assert_eq!(value(&props, "group.remote.assignor"), Some("range"));
+        assert_eq!(value(&props, "partition.assignment.strategy"), None);
+        assert_eq!(value(&props, "session.timeout.ms"), None);
+        let config = ConsumerConfig::from_properties(props).unwrap();
+        let group = config.group.unwrap();
+        assert_eq!(
+            group.protocol,
+            mooring_coordinator::group::GroupProtocol::Consumer
+        );
+        assert_eq!(group.remote_assignor.as_deref(), Some("range"));
+    }
+
+    #[test]
+    fn the_classic_group_protocol_takes_the_strategy_and_ignores_the_remote_assignor() {
+        for extra in [&[][..], &["--group-protocol", "classic"][..]] {
+            let mut flags = extra.to_vec();
+            flags.extend(["--group-remote-assignor", "uniform"]);
+            let props = properties(&args(&flags)).unwrap();
+            assert_eq!(value(&props, "group.protocol"), Some("classic"));
+            assert_eq!(value(&props, "group.remote.assignor"), None);
+            assert_eq!(
+                value(&props, "partition.assignment.strategy"),
+                Some("range")
+            );
+            ConsumerConfig::from_properties(props).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_session_timeout_under_the_consumer_protocol_is_refused_naming_the_key() {
+        let props = properties(&args(&[
             "--group-protocol",
             "consumer",
-        ]);
-        let err = properties(&args).unwrap_err();
-        assert!(err.contains("classic"), "{err}");
+            "--session-timeout",
+            "6000",
+        ]))
+        .unwrap();
+        match ConsumerConfig::from_properties(props) {
+            Err(ConsumerError::Config { key, message }) => {
+                assert_eq!(key, "session.timeout.ms");
+                assert!(message.contains("group.protocol=consumer"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_group_protocol_is_refused_naming_the_choices() {
+        let err = properties(&args(&["--group-protocol", "streams"])).unwrap_err();
+        assert!(err.contains("CLASSIC, CONSUMER"), "{err}");
     }
 }
