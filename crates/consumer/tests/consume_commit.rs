@@ -217,6 +217,36 @@ async fn a_pattern_subscription_consumes_every_matching_topic() {
     assert_eq!((seen.distinct(), seen.duplicates()), (150, 0));
 }
 
+/// A pattern that also matches an internal topic (`__consumer_offsets`) subscribes only to the
+/// others, as Java's `exclude.internal.topics=true` (the default) has it: the group never assigns
+/// this member a partition of the offsets topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pattern_subscription_leaves_internal_topics_out() {
+    let cluster = Cluster::shared();
+    let topic = unique("pattern-internal");
+    cluster.create_topic(&topic, 2);
+    assert_eq!(cluster.produce_verifiable(&topic, 40, 0, &[]), 40);
+    let c = consumer(&cluster, &unique("pattern-internal-g"), &[]);
+    c.subscribe_pattern(&format!("__consumer_offsets|{}", regex_escape(&topic)))
+        .unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("40 records handled", Duration::from_secs(30), || {
+        seen.distinct() >= 40
+    })
+    .await;
+    let assigned: Vec<String> = c.assignment().into_iter().map(|tp| tp.topic).collect();
+    let member = c.member_state().expect("in the group");
+    stop(&c, run).await.unwrap();
+    assert_eq!(assigned, [topic.clone(), topic.clone()]);
+    let subscribed: Vec<String> = member.subscription.into_iter().collect();
+    assert_eq!(subscribed, std::slice::from_ref(&topic));
+    assert!(
+        seen.offsets().iter().all(|(t, _, _)| *t == topic),
+        "records of another topic were handled"
+    );
+}
+
 fn regex_escape(s: &str) -> String {
     s.chars()
         .flat_map(|c| {

@@ -23,8 +23,8 @@ use tokio::time::Instant;
 use super::commit::{commit_offsets, report_not_committed, CommitLock};
 use super::rebalance::MemberListener;
 use super::tasks::{
-    auto_commit, forward_engine_events, forward_group_events, watch_failure, watch_member,
-    watch_metadata, AbortOnDrop,
+    auto_commit, forward_engine_events, forward_group_events, pattern_candidates, watch_failure,
+    watch_member, watch_metadata, AbortOnDrop,
 };
 use super::{Inner, Running};
 use crate::error::ConsumerError;
@@ -172,7 +172,7 @@ impl<H: Dispatch> Lifecycle<'_, H> {
             let metadata = shared.fetch_client.refresh_metadata().await?;
             shared
                 .subs()
-                .update_pattern_matches(metadata.topics.keys().cloned());
+                .update_pattern_matches(pattern_candidates(&metadata));
         }
         self.tasks
             .spawn(watch_metadata(Arc::clone(shared), member.downgrade()));

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use mooring_coordinator::group::{
     EventReceiver as GroupEvents, FencedPolicy, MemberSnapshot, MemberState, WeakGroupHandle,
 };
+use mooring_coordinator::metadata::Metadata;
 use mooring_coordinator::Client;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -173,6 +174,16 @@ pub(crate) async fn auto_commit(
     }
 }
 
+/// The topics a pattern matched here is matched against: every topic of the metadata but the
+/// internal ones (`__consumer_offsets`, ...), as Java's default `exclude.internal.topics=true`.
+pub(crate) fn pattern_candidates(metadata: &Metadata) -> impl Iterator<Item = String> + '_ {
+    metadata
+        .topics
+        .values()
+        .filter(|t| !t.is_internal)
+        .map(|t| t.name.clone())
+}
+
 /// Group subscriptions follow the topics' metadata, refreshed every `metadata.max.age.ms` and,
 /// while a subscribed topic is missing (not created yet, or not yet known to this broker), every
 /// `retry.backoff.ms` doubling to `retry.backoff.max.ms`, as Java's client does. A missing topic
@@ -243,7 +254,7 @@ pub(crate) async fn watch_metadata(shared: Arc<Shared>, member: WeakGroupHandle<
         if shared.subs().mode() == SubscriptionMode::Pattern {
             let changed = shared
                 .subs()
-                .update_pattern_matches(metadata.topics.keys().cloned());
+                .update_pattern_matches(pattern_candidates(&metadata));
             if changed {
                 let topics = shared.subs().subscribed_topics();
                 tracing::info!(?topics, "pattern matches changed");
