@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mooring_coordinator::conn::FrameMemory;
-use mooring_coordinator::group::{GroupHandle, MemberSnapshot};
+use mooring_coordinator::group::{GroupHandle, GroupProtocol, MemberSnapshot};
 use mooring_coordinator::Client;
 
 use crate::config::ConsumerConfig;
@@ -137,11 +137,52 @@ impl Consumer {
         Ok(())
     }
 
-    /// Subscribes to every topic whose whole name matches `pattern`, re-evaluated on every
-    /// metadata refresh (`metadata.max.age.ms`).
+    /// Subscribes to every topic whose whole name matches `pattern`. Calling it again replaces
+    /// the pattern; mixing with `subscribe` or `assign` is an error. Who matches depends on
+    /// `group.protocol`:
+    ///
+    /// - `classic` (and without a group): the consumer, with the `regex` crate's syntax, against
+    ///   the non-internal topics of the cluster metadata, re-evaluated on every metadata refresh
+    ///   (`metadata.max.age.ms`); the member subscribes to the topics matched. The pattern is
+    ///   anchored (`^(?:pattern)$`), so it must match the whole name, as Java's
+    ///   `Pattern.matcher(topic).matches()`; an invalid one is refused here.
+    /// - `consumer` (KIP-848): the broker, which compiles the pattern as RE2/J and matches it
+    ///   against the whole name of every topic it knows, re-evaluating as topics come and go; the
+    ///   consumer sends the pattern as given ([`GroupHandle::subscribe_regex`]) and takes whatever
+    ///   partitions the broker assigns for it. Only an empty pattern is refused here; one the
+    ///   broker cannot compile fails the member (INVALID_REGULAR_EXPRESSION).
     pub fn subscribe_pattern(&self, pattern: &str) -> Result<(), ConsumerError> {
-        self.shared().subs().subscribe_pattern(pattern)?;
+        let on_broker = self.broker_matches_patterns();
+        let changed = if on_broker {
+            self.shared().subs().subscribe_broker_pattern(pattern)?
+        } else {
+            self.shared().subs().subscribe_pattern(pattern)?
+        };
+        if changed && on_broker {
+            self.resubscribe_regex(pattern.to_owned());
+        }
         Ok(())
+    }
+
+    /// Whether a pattern subscription is sent to the broker (`group.protocol=consumer`).
+    fn broker_matches_patterns(&self) -> bool {
+        self.shared()
+            .config
+            .group
+            .as_ref()
+            .is_some_and(|g| g.protocol == GroupProtocol::Consumer)
+    }
+
+    /// While running, sends the new pattern to the member.
+    fn resubscribe_regex(&self, pattern: String) {
+        let Some(member) = self.inner.running().and_then(|r| r.member) else {
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(e) = member.subscribe_regex(pattern).await {
+                tracing::warn!(error = %e, "resubscribing to a pattern");
+            }
+        });
     }
 
     /// Assigns these partitions by hand (no group membership, no rebalances). Positions come from
@@ -489,6 +530,46 @@ mod tests {
 
     use super::*;
     use crate::processing::Batch;
+    use crate::subscription::SubscriptionError;
+
+    fn consumer_with(protocol: &str) -> Consumer {
+        let config = ConsumerConfig::from_properties([
+            ("bootstrap.servers", "127.0.0.1:9"),
+            ("group.id", "g"),
+            ("group.protocol", protocol),
+        ])
+        .unwrap();
+        Consumer::new(config).unwrap()
+    }
+
+    /// Under the consumer protocol the pattern goes to the broker as written (RE2/J, which the
+    /// `regex` crate does not fully take); under the classic one it is compiled here.
+    #[test]
+    fn who_matches_a_pattern_follows_the_group_protocol() {
+        let quoted = r"\Qorders.\E.*";
+        let classic = consumer_with("classic");
+        assert!(matches!(
+            classic.subscribe_pattern(quoted),
+            Err(ConsumerError::Subscription(
+                SubscriptionError::InvalidPattern { .. }
+            ))
+        ));
+        classic.subscribe_pattern("orders-.*").unwrap();
+        assert!(!classic.shared().subs().pattern_on_broker());
+
+        let consumer = consumer_with("consumer");
+        consumer.subscribe_pattern(quoted).unwrap();
+        let subs = consumer.shared().subs();
+        assert!(subs.pattern_on_broker());
+        assert_eq!(subs.pattern(), Some(quoted));
+        drop(subs);
+        assert!(matches!(
+            consumer.subscribe_pattern(""),
+            Err(ConsumerError::Subscription(
+                SubscriptionError::InvalidPattern { .. }
+            ))
+        ));
+    }
 
     #[tokio::test]
     async fn run_batch_refuses_an_ordering_other_than_partition_naming_the_key() {

@@ -168,7 +168,8 @@ impl<H: Dispatch> Lifecycle<'_, H> {
             return Ok(());
         };
         let shared = &self.shared;
-        if mode == SubscriptionMode::Pattern {
+        let broker_pattern = shared.subs().pattern_on_broker();
+        if mode == SubscriptionMode::Pattern && !broker_pattern {
             let metadata = shared.fetch_client.refresh_metadata().await?;
             shared
                 .subs()
@@ -176,8 +177,14 @@ impl<H: Dispatch> Lifecycle<'_, H> {
         }
         self.tasks
             .spawn(watch_metadata(Arc::clone(shared), member.downgrade()));
-        let topics = shared.subs().subscribed_topics();
-        member.subscribe(topics).await?;
+        let pattern = shared.subs().pattern().map(str::to_owned);
+        match pattern {
+            Some(pattern) if broker_pattern => member.subscribe_regex(pattern).await?,
+            _ => {
+                let topics = shared.subs().subscribed_topics();
+                member.subscribe(topics).await?
+            }
+        }
         Ok(())
     }
 

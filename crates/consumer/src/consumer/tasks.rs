@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mooring_coordinator::group::{
-    EventReceiver as GroupEvents, FencedPolicy, MemberSnapshot, MemberState, WeakGroupHandle,
+    EventReceiver as GroupEvents, FencedPolicy, GroupProtocol, MemberSnapshot, MemberState,
+    WeakGroupHandle,
 };
 use mooring_coordinator::metadata::Metadata;
 use mooring_coordinator::Client;
@@ -124,7 +125,10 @@ pub(crate) async fn watch_member(shared: Arc<Shared>, mut state: watch::Receiver
                 shared.fail(ConsumerError::from(match snapshot.failure {
                     Some(failure) => (*failure).clone(),
                     None => mooring_coordinator::Error::Broker {
-                        api: "JoinGroup",
+                        api: match snapshot.group_protocol {
+                            GroupProtocol::Classic => "JoinGroup",
+                            GroupProtocol::Consumer => "ConsumerGroupHeartbeat",
+                        },
                         code,
                         message: Some("the group member stopped".into()),
                     },
@@ -252,6 +256,7 @@ pub(crate) async fn watch_metadata(shared: Arc<Shared>, member: WeakGroupHandle<
             return;
         };
         if shared.subs().mode() == SubscriptionMode::Pattern {
+            // A pattern the broker matches is left alone (`update_pattern_matches` says so).
             let changed = shared
                 .subs()
                 .update_pattern_matches(pattern_candidates(&metadata));

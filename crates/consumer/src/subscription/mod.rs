@@ -5,7 +5,10 @@
 //! Three mutually exclusive modes ([`SubscriptionMode`]): `subscribe(topics)` (Java's
 //! `AUTO_TOPICS`), `subscribe_pattern(regex)` (`AUTO_PATTERN`, re-evaluated with
 //! [`SubscriptionState::update_pattern_matches`] whenever metadata changes; the pattern must match
-//! the whole topic name) and `assign(partitions)` (`USER_ASSIGNED`, no group). Switching modes
+//! the whole topic name) and `assign(partitions)` (`USER_ASSIGNED`, no group). Under the
+//! `consumer` group protocol the broker matches the pattern
+//! ([`SubscriptionState::subscribe_broker_pattern`], KIP-848's `SubscribedTopicRegex`): nothing
+//! is matched here, and whatever the group assigns for it is accepted. Switching modes
 //! without [`SubscriptionState::unsubscribe`] is [`SubscriptionError::ModeConflict`]; calling
 //! `subscribe` or `assign` again in the same mode replaces the set. An empty list unsubscribes,
 //! as in Java.

@@ -43,18 +43,22 @@ impl fmt::Display for SubscriptionMode {
     }
 }
 
-/// A compiled subscription pattern and the topics it matched at the last metadata update.
+/// A subscription pattern: matched here against metadata (the classic protocol), or by the
+/// broker (the `consumer` protocol, KIP-848's `SubscribedTopicRegex`).
 #[derive(Debug, Clone)]
 pub(crate) struct PatternSubscription {
     /// The pattern as the user wrote it.
     pub(crate) source: String,
-    /// The same pattern anchored at both ends: Java's `Matcher.matches()` matches the whole name.
-    pub(crate) anchored: Regex,
-    /// The topics matched at the last [`update_pattern_matches`](super::SubscriptionState::update_pattern_matches).
+    /// The same pattern anchored at both ends (Java's `Matcher.matches()` matches the whole
+    /// name); `None` when the broker matches it, so every topic the group assigns is covered.
+    pub(crate) anchored: Option<Regex>,
+    /// The topics matched at the last [`update_pattern_matches`](super::SubscriptionState::update_pattern_matches)
+    /// (always empty when the broker matches).
     pub(crate) matched: BTreeSet<String>,
 }
 
 impl PatternSubscription {
+    /// A pattern matched here, with the `regex` crate.
     pub(crate) fn compile(source: &str) -> Result<Self, SubscriptionError> {
         let anchored = Regex::new(&format!("^(?:{source})$")).map_err(|e| {
             SubscriptionError::InvalidPattern {
@@ -64,13 +68,35 @@ impl PatternSubscription {
         })?;
         Ok(PatternSubscription {
             source: source.to_owned(),
-            anchored,
+            anchored: Some(anchored),
             matched: BTreeSet::new(),
         })
     }
 
+    /// A pattern the broker matches (RE2/J syntax, which it checks: nothing is compiled here, so
+    /// no pattern the broker takes is refused by another engine's syntax). Only an empty one is
+    /// refused, as Java's `subscribe(SubscriptionPattern)` does.
+    pub(crate) fn on_broker(source: &str) -> Result<Self, SubscriptionError> {
+        if source.is_empty() {
+            return Err(SubscriptionError::InvalidPattern {
+                pattern: String::new(),
+                reason: "the pattern to subscribe to cannot be empty".into(),
+            });
+        }
+        Ok(PatternSubscription {
+            source: source.to_owned(),
+            anchored: None,
+            matched: BTreeSet::new(),
+        })
+    }
+
+    /// Whether the broker matches this pattern.
+    pub(crate) fn on_the_broker(&self) -> bool {
+        self.anchored.is_none()
+    }
+
     pub(crate) fn matches(&self, topic: &str) -> bool {
-        self.anchored.is_match(topic)
+        self.anchored.as_ref().is_none_or(|re| re.is_match(topic))
     }
 }
 

@@ -96,22 +96,45 @@ impl SubscriptionState {
     }
 
     /// Subscribes to every topic whose whole name matches `pattern` (Java's
-    /// `Pattern.matcher(topic).matches()`). No topic matches until the first
-    /// [`Self::update_pattern_matches`]. Returns whether the pattern changed.
+    /// `Pattern.matcher(topic).matches()`), matched here with the `regex` crate (the classic
+    /// protocol). No topic matches until the first [`Self::update_pattern_matches`]. Returns
+    /// whether the pattern changed.
     pub fn subscribe_pattern(&mut self, pattern: &str) -> Result<bool, SubscriptionError> {
+        self.set_pattern(pattern, false)
+    }
+
+    /// Subscribes to the topics the broker matches `pattern` against (the `consumer` protocol:
+    /// RE2/J, the whole name): nothing is matched here, and every partition the group assigns
+    /// is accepted, whatever its topic. Returns whether the pattern changed.
+    pub fn subscribe_broker_pattern(&mut self, pattern: &str) -> Result<bool, SubscriptionError> {
+        self.set_pattern(pattern, true)
+    }
+
+    fn set_pattern(&mut self, pattern: &str, on_broker: bool) -> Result<bool, SubscriptionError> {
         self.set_mode(SubscriptionMode::Pattern)?;
         if let Subscription::Pattern(p) = &self.subscription {
-            if p.source == pattern {
+            if p.source == pattern && p.on_the_broker() == on_broker {
                 return Ok(false);
             }
         }
-        self.subscription = Subscription::Pattern(PatternSubscription::compile(pattern)?);
+        self.subscription = Subscription::Pattern(if on_broker {
+            PatternSubscription::on_broker(pattern)?
+        } else {
+            PatternSubscription::compile(pattern)?
+        });
         Ok(true)
     }
 
-    /// Re-evaluates the pattern against every topic the cluster metadata lists (internal topics
-    /// already filtered out by the caller, as `exclude.internal.topics` asks). Returns whether the
-    /// matched set changed, i.e. whether the member must rejoin. Outside pattern mode: `false`.
+    /// Whether the subscription is a pattern the broker matches
+    /// ([`Self::subscribe_broker_pattern`]).
+    pub fn pattern_on_broker(&self) -> bool {
+        matches!(&self.subscription, Subscription::Pattern(p) if p.on_the_broker())
+    }
+
+    /// Re-evaluates the pattern against the topics the cluster metadata lists (the caller leaves
+    /// internal topics out, as `exclude.internal.topics` asks). Returns whether the matched set
+    /// changed, i.e. whether the member must rejoin. Outside pattern mode, or for a pattern the
+    /// broker matches: `false`.
     pub fn update_pattern_matches<I, S>(&mut self, all_topics: I) -> bool
     where
         I: IntoIterator<Item = S>,
@@ -120,6 +143,9 @@ impl SubscriptionState {
         let Subscription::Pattern(p) = &mut self.subscription else {
             return false;
         };
+        if p.on_the_broker() {
+            return false;
+        }
         let matched: BTreeSet<String> = all_topics
             .into_iter()
             .filter(|t| p.matches(t.as_ref()))
@@ -138,8 +164,8 @@ impl SubscriptionState {
         }
     }
 
-    /// The topics the member asks the group for: the subscribed topics, or the topics the pattern
-    /// matched last; empty in the other modes.
+    /// The topics the member asks the group for by name: the subscribed topics, or the topics the
+    /// pattern matched last; empty in the other modes, and for a pattern the broker matches.
     pub fn subscribed_topics(&self) -> BTreeSet<String> {
         match &self.subscription {
             Subscription::Topics(t) => t.clone(),

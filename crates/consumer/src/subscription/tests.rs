@@ -101,6 +101,52 @@ fn invalid_pattern_is_an_error() {
 }
 
 #[test]
+fn a_pattern_the_broker_matches_accepts_every_topic_the_group_assigns() {
+    let mut s = SubscriptionState::new(OffsetResetStrategy::Latest);
+    // RE2/J syntax the `regex` crate does not take (`\Q...\E` quoting) is the broker's to judge.
+    let quoted = r"\Qorder-\E.*";
+    assert!(regex::Regex::new(quoted).is_err());
+    assert_eq!(s.subscribe_broker_pattern(r"\Qorder-\E.*"), Ok(true));
+    assert_eq!(s.subscribe_broker_pattern(r"\Qorder-\E.*"), Ok(false));
+    assert!(s.pattern_on_broker());
+    assert_eq!(s.mode(), SubscriptionMode::Pattern);
+    assert_eq!(s.pattern(), Some(r"\Qorder-\E.*"));
+    assert!(
+        !s.update_pattern_matches(["order-bj", "order-sh"]),
+        "the broker matches"
+    );
+    assert!(
+        s.subscribed_topics().is_empty(),
+        "nothing asked for by name"
+    );
+    s.assign_from_group([tp("order-bj", 0), tp("refunds", 1)])
+        .expect("whatever the broker assigned for the pattern");
+    assert!(s.assigned_outside_subscription().is_empty());
+    assert_eq!(
+        s.assigned_partitions(),
+        [tp("order-bj", 0), tp("refunds", 1)]
+    );
+    // The same pattern matched here is another subscription.
+    assert_eq!(s.subscribe_pattern("order-.*"), Ok(true));
+    assert!(!s.pattern_on_broker());
+    assert_eq!(s.assigned_outside_subscription(), [tp("refunds", 1)]);
+    assert!(matches!(
+        s.subscribe(["a"]),
+        Err(SubscriptionError::ModeConflict { .. })
+    ));
+}
+
+#[test]
+fn an_empty_broker_pattern_is_refused() {
+    let mut s = SubscriptionState::new(OffsetResetStrategy::Latest);
+    assert!(matches!(
+        s.subscribe_broker_pattern(""),
+        Err(SubscriptionError::InvalidPattern { .. })
+    ));
+    assert_eq!(s.mode(), SubscriptionMode::None, "nothing changed");
+}
+
+#[test]
 fn update_pattern_outside_pattern_mode_is_a_no_op() {
     let mut s = group_state(&["a"]);
     assert!(!s.update_pattern_matches(["a", "b"]));
