@@ -212,6 +212,30 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             instance_id,
             retry_in_seconds: retry_in.map(|d| d.as_secs_f64()),
         },
+        GroupEventKind::Reconciled {
+            member_epoch,
+            added,
+            revoked,
+            total,
+            phases,
+        } => Event::Reconciled {
+            member_epoch,
+            added,
+            revoked,
+            total_seconds: total.as_secs_f64(),
+            revoke_seconds: phases.revoke.as_secs_f64(),
+            assign_seconds: phases.assign.as_secs_f64(),
+            acknowledge_seconds: phases.acknowledge.as_secs_f64(),
+        },
+        GroupEventKind::InstanceIdUnreleased {
+            instance_id,
+            attempt,
+            retry_in,
+        } => Event::InstanceIdUnreleased {
+            instance_id,
+            attempt,
+            retry_in_seconds: retry_in.map(|d| d.as_secs_f64()),
+        },
         GroupEventKind::Left {
             sent_leave_group,
             error,
@@ -349,6 +373,75 @@ mod tests {
         );
         let back: Event = serde_json::from_value(json).expect("the sidecar reads it back");
         assert_eq!(back, converted);
+    }
+
+    fn group(kind: GroupEventKind) -> ConsumerEvent {
+        ConsumerEvent::Group(mooring_coordinator::group::GroupEvent {
+            at: UNIX_EPOCH + Duration::from_millis(1_764_467_000_123),
+            kind,
+        })
+    }
+
+    #[test]
+    fn a_reconciliation_is_a_reconciled_line() {
+        let event = group(GroupEventKind::Reconciled {
+            member_epoch: 7,
+            added: vec![TopicPartition::new("orders", 2)],
+            revoked: vec![TopicPartition::new("orders", 0)],
+            total: Duration::from_millis(1500),
+            phases: mooring_coordinator::group::ReconcileTimings {
+                revoke: Duration::from_millis(1000),
+                assign: Duration::from_millis(250),
+                acknowledge: Duration::from_millis(250),
+            },
+        });
+        let (ts, event) = convert(event).expect("converted");
+        assert_eq!(ts, 1_764_467_000_123);
+        assert_eq!(event.type_name(), "reconciled");
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "type": "reconciled",
+                "member_epoch": 7,
+                "added": [{"topic": "orders", "partition": 2}],
+                "revoked": [{"topic": "orders", "partition": 0}],
+                "total_seconds": 1.5,
+                "revoke_seconds": 1.0,
+                "assign_seconds": 0.25,
+                "acknowledge_seconds": 0.25,
+            })
+        );
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn an_unreleased_instance_id_is_an_instance_id_unreleased_line() {
+        for (retry_in, seconds) in [
+            (Some(Duration::from_secs(2)), serde_json::json!(2.0)),
+            (None, serde_json::Value::Null),
+        ] {
+            let event = group(GroupEventKind::InstanceIdUnreleased {
+                instance_id: "orders-1".into(),
+                attempt: 3,
+                retry_in,
+            });
+            let (_, event) = convert(event).expect("converted");
+            assert_eq!(event.type_name(), "instance_id_unreleased");
+            let json = serde_json::to_value(&event).unwrap();
+            assert_eq!(
+                json,
+                serde_json::json!({
+                    "type": "instance_id_unreleased",
+                    "instance_id": "orders-1",
+                    "attempt": 3,
+                    "retry_in_seconds": seconds,
+                })
+            );
+            let back: Event = serde_json::from_value(json).unwrap();
+            assert_eq!(back, event);
+        }
     }
 
     #[test]

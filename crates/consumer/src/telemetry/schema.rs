@@ -186,6 +186,35 @@ pub enum Event {
         /// When the member tries again (`None`: it does not).
         retry_in_seconds: Option<f64>,
     },
+    /// `consumer` protocol (KIP-848): the member reconciled a new target assignment; `revoked`
+    /// and `added` are what moved at this epoch (either may be empty). The protocol's
+    /// counterpart of a rebalance completed: no `joined` or `synced` come with it.
+    Reconciled {
+        /// The member epoch the assignment came with.
+        member_epoch: i32,
+        /// Partitions new to this member.
+        added: Vec<TopicPartition>,
+        /// Partitions taken away (drained and committed first).
+        revoked: Vec<TopicPartition>,
+        /// From the heartbeat answer carrying the assignment to its acknowledgement.
+        total_seconds: f64,
+        /// The revoke: drain, commit, the listener's `revoked`.
+        revoke_seconds: f64,
+        /// The assign: the listener's `assigned`.
+        assign_seconds: f64,
+        /// From the end of the assign to the heartbeat answer that acknowledged it.
+        acknowledge_seconds: f64,
+    },
+    /// `consumer` protocol: UNRELEASED_INSTANCE_ID, the process this static member replaces
+    /// still holds `instance_id`.
+    InstanceIdUnreleased {
+        /// The instance id.
+        instance_id: String,
+        /// The attempt that was refused (from 1).
+        attempt: u32,
+        /// When the member tries again (`None`: its bound has passed and it fails).
+        retry_in_seconds: Option<f64>,
+    },
     /// The member left the group (or a static member closed without leaving).
     Left {
         /// A LeaveGroup was sent.
@@ -310,6 +339,8 @@ impl Event {
             Event::Heartbeat { .. } => "heartbeat",
             Event::Commit { .. } => "commit",
             Event::Fenced { .. } => "fenced",
+            Event::Reconciled { .. } => "reconciled",
+            Event::InstanceIdUnreleased { .. } => "instance_id_unreleased",
             Event::Left { .. } => "left",
             Event::PollIntervalExceeded { .. } => "poll_interval_exceeded",
             Event::Backpressure { .. } => "backpressure",
@@ -352,12 +383,20 @@ pub struct Snapshot {
     /// The member state (`Unjoined`, `PreparingRebalance`, `CompletingRebalance`, `Stable`), when
     /// in a group.
     pub member_state: Option<String>,
-    /// The generation (`-1`: none).
+    /// The generation, or the member epoch under the `consumer` protocol (`-1`: none).
     pub generation: i32,
-    /// The leader's member id.
+    /// The leader's member id (classic protocol only: a `consumer` group has no leader).
     pub leader_id: Option<String>,
     /// The assignor of the current generation.
     pub protocol_name: Option<String>,
+    /// `group.protocol`, `classic` or `consumer`, when in a group (absent from older exporters).
+    #[serde(default)]
+    pub group_protocol: Option<String>,
+    /// The `consumer` protocol's own member state (`Joining`, `Reconciling`, `Acknowledging`,
+    /// `Stable`, `Fenced`, `Stale`, `Leaving`, `InstanceIdUnreleased`, ...), beside
+    /// `member_state`; `None` for a classic member.
+    #[serde(default)]
+    pub consumer_state: Option<String>,
     /// Each assigned partition.
     pub partitions: Vec<PartitionSnapshot>,
     /// Handlers running now.

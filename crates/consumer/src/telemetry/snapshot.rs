@@ -33,6 +33,13 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         generation: member.as_ref().map_or(-1, |m| m.generation),
         leader_id: member.as_ref().and_then(|m| m.leader_id.clone()),
         protocol_name: member.as_ref().and_then(|m| m.protocol_name.clone()),
+        group_protocol: member
+            .as_ref()
+            .map(|m| m.group_protocol.as_str().to_owned()),
+        consumer_state: member
+            .as_ref()
+            .and_then(|m| m.consumer_state)
+            .map(|s| format!("{s:?}")),
         partitions: Vec::new(),
         in_flight: 0,
         concurrency: 0,
