@@ -51,7 +51,8 @@ use mooring_consumer::{Consumer, ConsumerConfig, ConsumerEvent, GroupEventKind, 
 /// The prefix of environment overrides: `MOORING__BOOTSTRAP_SERVERS` sets `bootstrap.servers`.
 const ENV_PREFIX: &str = "MOORING";
 
-/// Consumer properties the demo sets unless the config says otherwise.
+/// Consumer properties the demo sets unless the config says otherwise; the classic protocol's
+/// own ([`CLASSIC_ONLY`]) only when the config leaves `group.protocol` classic.
 const DEFAULTS: &[(&str, &str)] = &[
     ("group.id", "orders-demo"),
     ("auto.offset.reset", "earliest"),
@@ -60,6 +61,14 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("heartbeat.interval.ms", "1000"),
     ("auto.commit.interval.ms", "1000"),
     ("mooring.concurrency", "16"),
+];
+
+/// The demo's defaults that `group.protocol=consumer` refuses (the broker assigns and sets the
+/// session timeout and heartbeat interval).
+const CLASSIC_ONLY: &[&str] = &[
+    "partition.assignment.strategy",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
 ];
 
 #[derive(Debug, Parser)]
@@ -126,10 +135,7 @@ fn env_config() -> Environment {
 /// The files' properties in order (a later file's over an earlier one's), then the environment's
 /// over them all, then the demo's own keys taken out.
 fn settings(files: &[PathBuf], env: Environment) -> Result<Settings, String> {
-    let mut props: Vec<(String, String)> = DEFAULTS
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let mut props: Vec<(String, String)> = Vec::new();
     for path in files {
         let from_file = Config::builder()
             .add_source(File::from(path.as_path()))
@@ -146,6 +152,7 @@ fn settings(files: &[PathBuf], env: Environment) -> Result<Settings, String> {
     for (key, value) in flatten(from_env, true)? {
         set(&mut props, key, value);
     }
+    let mut props = with_defaults(props);
     let mut take = |key: &str| -> Option<String> {
         let at = props.iter().position(|(k, _)| k == key)?;
         Some(props.remove(at).1)
@@ -181,6 +188,20 @@ fn settings(files: &[PathBuf], env: Environment) -> Result<Settings, String> {
         min_ms,
         max_ms,
     })
+}
+
+/// `props` with the demo's defaults for the keys it does not set (see [`DEFAULTS`]).
+fn with_defaults(mut props: Vec<(String, String)>) -> Vec<(String, String)> {
+    let consumer_protocol = props
+        .iter()
+        .any(|(k, v)| k == "group.protocol" && v.trim().eq_ignore_ascii_case("consumer"));
+    for (key, value) in DEFAULTS {
+        let refused = consumer_protocol && CLASSIC_ONLY.contains(key);
+        if !refused && !props.iter().any(|(k, _)| k == key) {
+            props.push((key.to_string(), value.to_string()));
+        }
+    }
+    props
 }
 
 fn set(props: &mut Vec<(String, String)>, key: String, value: String) {
@@ -491,6 +512,44 @@ async fn serve(settings: Settings) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_defaults_fill_in_and_give_way() {
+        let all = with_defaults(pairs(&[
+            ("bootstrap.servers", "b:9092"),
+            ("session.timeout.ms", "6000"),
+        ]));
+        let value = |key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        assert_eq!(value("session.timeout.ms"), Some("6000"));
+        assert_eq!(value("heartbeat.interval.ms"), Some("1000"));
+        assert_eq!(
+            value("partition.assignment.strategy"),
+            Some("cooperative-sticky")
+        );
+        ConsumerConfig::from_properties(all.clone()).expect("valid");
+    }
+
+    #[test]
+    fn the_consumer_protocol_gets_no_classic_only_default() {
+        let all = with_defaults(pairs(&[
+            ("bootstrap.servers", "b:9092"),
+            ("group.protocol", "consumer"),
+        ]));
+        for key in CLASSIC_ONLY {
+            assert!(!all.iter().any(|(k, _)| k == key), "{key}: {all:?}");
+        }
+        assert!(all
+            .iter()
+            .any(|(k, v)| k == "group.id" && v == "orders-demo"));
+        ConsumerConfig::from_properties(all).expect("valid");
+    }
 
     /// A fresh directory of this test's own under the system's temporary directory.
     fn temp_dir(test: &str) -> PathBuf {
