@@ -26,7 +26,8 @@ use crate::TopicPartition;
 /// }
 /// ```
 pub trait ConsumerRebalanceListener: Send + Sync + 'static {
-    /// Partitions newly assigned (cooperative: only the new ones; eager: all). Their positions
+    /// Partitions newly assigned (cooperative and the `consumer` protocol: only the new ones;
+    /// eager: all). Their positions
     /// are initialised already when the committed offsets could be fetched in time; a `seek`
     /// here overrides them.
     fn assigned(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
@@ -34,14 +35,16 @@ pub trait ConsumerRebalanceListener: Send + Sync + 'static {
         async {}
     }
 
-    /// Partitions taken away (cooperative: only those moving). Their in-flight handlers have
+    /// Partitions taken away (cooperative and the `consumer` protocol: only those moving). Their
+    /// in-flight handlers have
     /// finished (or the revoke timeout passed) and what finished is committed.
     fn revoked(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
         let _ = partitions;
         async {}
     }
 
-    /// Partitions lost without a commit (the generation is gone; someone else may own them now).
+    /// Partitions lost without a commit (the generation is gone, or the member epoch fenced;
+    /// someone else may own them now).
     fn lost(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
         self.revoked(partitions)
     }

@@ -515,7 +515,8 @@ impl Consumer {
         (Arc::clone(&self.inner.shared), metrics)
     }
 
-    /// The group member's state (member id, generation, assignment), while running in a group.
+    /// The group member's state (member id, generation or member epoch, assignment, the group
+    /// protocol and, under `consumer`, its own state), while running in a group.
     pub fn member_state(&self) -> Option<MemberSnapshot> {
         self.inner
             .running()

@@ -20,6 +20,14 @@
 //!
 //! Partitions not named in a call are not touched: during a cooperative rebalance the partitions
 //! that stay keep being fetched, processed and committed.
+//!
+//! The `consumer` group protocol (KIP-848) calls the same listener: each reconciliation of a new
+//! target assignment is `revoked` (what it takes away, drained and committed with the current
+//! member epoch before the next heartbeat tells the broker they are released) then `assigned`
+//! (what it adds), incremental as a cooperative rebalance; `lost` when the epoch is fenced. So
+//! nothing here depends on the protocol: the revoke's bound is the member's bound on the call
+//! ([`GroupConfig::listener_timeout`], from `max.poll.interval.ms`, the rebalance timeout of
+//! both protocols).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
