@@ -415,6 +415,44 @@ impl Cluster {
             .collect()
     }
 
+    /// Whether the broker runs KIP-848's `consumer` group protocol by default (Kafka 4.0 on:
+    /// `group.coordinator.rebalance.protocols` holds `consumer`); tests of that protocol skip,
+    /// saying so, on older releases.
+    pub fn supports_consumer_protocol(&self) -> bool {
+        let version = self
+            .env
+            .get("MOORING_KAFKA_VERSION")
+            .map(String::as_str)
+            .unwrap_or("4.4.0");
+        version
+            .split('.')
+            .next()
+            .and_then(|major| major.parse::<u32>().ok())
+            .is_some_and(|major| major >= 4)
+    }
+
+    /// Sets dynamic configs of a group (`ConfigCommand --alter --entity-type groups`), before
+    /// or after it exists: e.g. `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms`,
+    /// the session timeout and heartbeat interval the broker gives a `consumer`-protocol group's
+    /// members (within `group.consumer.min.*`/`max.*`, which `scripts/kafka` lowers for tests).
+    pub fn set_group_config(&self, group: &str, configs: &[(&str, &str)]) {
+        let configs: Vec<String> = configs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        self.tool_ok(
+            "ConfigCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--alter",
+                "--entity-type",
+                "groups",
+                "--entity-name",
+                group,
+                "--add-config",
+                &configs.join(","),
+            ],
+        );
+    }
+
     /// `ConsumerGroupCommand --describe --state`, parsed; `None` if the group is unknown.
     pub fn group_state(&self, group: &str) -> Option<GroupState> {
         parse_state(&self.describe_group(group, &["--state"]))

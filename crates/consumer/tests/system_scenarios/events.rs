@@ -1,0 +1,278 @@
+//! What the driver knows of a group from its members' event lines, as kafkatest's
+//! `verifiable_consumer.py` keeps it: per member its state, assignment, revokes, assignments,
+//! position and fatal errors; for the group every partition's position and commit, every offset
+//! consumed (losses and duplicates) and every ownership interval (overlaps, and partitions taken
+//! over by another member), with the checks Python makes while reading collected as violations.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mooring_testkit::unix_millis;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Dead,
+    Started,
+    Joined,
+    Rebalancing,
+}
+
+/// One member's view, from its own events (kafkatest's `ConsumerEventHandler`).
+#[derive(Debug)]
+pub struct MemberView {
+    pub status: Status,
+    pub assignment: BTreeSet<i32>,
+    pub revoked: u32,
+    pub assigned: u32,
+    pub consumed: u64,
+    pub position: BTreeMap<i32, i64>,
+    /// Fatal errors it reported (`shutdown_complete` with an `error`), e.g. fenced.
+    pub errors: Vec<String>,
+}
+
+impl MemberView {
+    pub fn new() -> Self {
+        MemberView {
+            status: Status::Dead,
+            assignment: BTreeSet::new(),
+            revoked: 0,
+            assigned: 0,
+            consumed: 0,
+            position: BTreeMap::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// The group's view.
+#[derive(Debug, Default)]
+pub struct Global {
+    pub members: Vec<MemberView>,
+    pub position: BTreeMap<i32, i64>,
+    pub committed: BTreeMap<i32, i64>,
+    /// (partition, offset) → times consumed.
+    pub seen: BTreeMap<(i32, i64), u32>,
+    /// (member, partition) → since when it owns the partition (event time, ms).
+    pub owning: BTreeMap<(usize, i32), i64>,
+    /// Closed ownership intervals: (partition, member, from, to).
+    pub intervals: Vec<(i32, usize, i64, i64)>,
+    pub violations: Vec<String>,
+}
+
+impl Global {
+    fn partitions(event: &Value) -> Vec<i32> {
+        event["partitions"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p["partition"].as_i64())
+                    .map(|p| p as i32)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn end_ownership(&mut self, member: usize, partition: i32, at: i64) {
+        if let Some(from) = self.owning.remove(&(member, partition)) {
+            self.intervals.push((partition, member, from, at));
+        }
+    }
+
+    pub fn dead(&mut self, member: usize, at: i64) {
+        let owned: Vec<i32> = self
+            .owning
+            .keys()
+            .filter(|(m, _)| *m == member)
+            .map(|(_, p)| *p)
+            .collect();
+        for p in owned {
+            self.end_ownership(member, p, at);
+        }
+        let view = &mut self.members[member];
+        view.status = Status::Dead;
+        view.assignment.clear();
+        view.position.clear();
+    }
+
+    pub fn handle(&mut self, member: usize, event: &Value) {
+        let at = event["timestamp"].as_i64().unwrap_or_else(unix_millis);
+        match event["name"].as_str().unwrap_or_default() {
+            "startup_complete" => self.members[member].status = Status::Started,
+            "shutdown_complete" => {
+                if let Some(error) = event["error"].as_str() {
+                    self.members[member].errors.push(error.to_owned());
+                }
+                self.dead(member, at);
+            }
+            "partitions_revoked" => {
+                let view = &mut self.members[member];
+                view.revoked += 1;
+                view.status = Status::Rebalancing;
+                view.position.clear();
+                let revoked = Self::partitions(event);
+                for p in &revoked {
+                    view.assignment.remove(p);
+                }
+                for p in revoked {
+                    self.end_ownership(member, p, at);
+                }
+            }
+            "partitions_assigned" => {
+                let view = &mut self.members[member];
+                view.assigned += 1;
+                view.status = Status::Joined;
+                let added = Self::partitions(event);
+                view.assignment.extend(added.iter().copied());
+                for p in added {
+                    self.owning.entry((member, p)).or_insert(at);
+                }
+            }
+            "records_consumed" => self.consumed(member, event),
+            "offsets_committed" => self.committed(member, event),
+            _ => {}
+        }
+    }
+
+    fn consumed(&mut self, member: usize, event: &Value) {
+        let view = &mut self.members[member];
+        if view.status != Status::Joined {
+            self.violations.push(format!(
+                "member {member} consumed records while {:?}",
+                view.status
+            ));
+        }
+        let mut count = 0;
+        for batch in event["partitions"].as_array().into_iter().flatten() {
+            let p = batch["partition"].as_i64().unwrap_or(-1) as i32;
+            let min = batch["minOffset"].as_i64().unwrap_or(-1);
+            let max = batch["maxOffset"].as_i64().unwrap_or(-1);
+            let n = batch["count"].as_i64().unwrap_or(-1);
+            count += n.max(0) as u64;
+            let view = &mut self.members[member];
+            if !view.assignment.contains(&p) {
+                self.violations.push(format!(
+                    "member {member} consumed partition {p}, not assigned ({:?})",
+                    view.assignment
+                ));
+            }
+            if let Some(position) = view.position.get(&p) {
+                if *position != min {
+                    self.violations.push(format!(
+                        "member {member} consumed partition {p} from {min}, its position was {position}"
+                    ));
+                }
+            }
+            view.position.insert(p, max + 1);
+            if n != max - min + 1 {
+                self.violations.push(format!(
+                    "member {member}: partition {p} count {n} for offsets {min}..={max}"
+                ));
+            }
+            if let Some(committed) = self.committed.get(&p) {
+                if *committed > min {
+                    self.violations.push(format!(
+                        "member {member} consumed partition {p} from {min}, behind the commit {committed}"
+                    ));
+                }
+            }
+            self.position.insert(p, max + 1);
+            for offset in min..=max {
+                *self.seen.entry((p, offset)).or_insert(0) += 1;
+            }
+        }
+        let total: u64 = event["count"].as_u64().unwrap_or(0);
+        if total != count {
+            self.violations.push(format!(
+                "member {member}: records_consumed count {total} is not the sum {count}"
+            ));
+        }
+        self.members[member].consumed += total;
+    }
+
+    fn committed(&mut self, member: usize, event: &Value) {
+        if event["success"].as_bool() != Some(true) {
+            return;
+        }
+        for commit in event["offsets"].as_array().into_iter().flatten() {
+            let p = commit["partition"].as_i64().unwrap_or(-1) as i32;
+            let offset = commit["offset"].as_i64().unwrap_or(-1);
+            let view = &self.members[member];
+            if !view.assignment.contains(&p) {
+                self.violations.push(format!(
+                    "member {member} committed partition {p}, not assigned ({:?})",
+                    view.assignment
+                ));
+            }
+            if self.position.get(&p).is_none_or(|pos| *pos < offset) {
+                self.violations.push(format!(
+                    "member {member} committed {offset} on partition {p}, ahead of the position {:?}",
+                    self.position.get(&p)
+                ));
+            }
+            self.committed.insert(p, offset);
+        }
+    }
+
+    pub fn total_consumed(&self) -> u64 {
+        self.members.iter().map(|m| m.consumed).sum()
+    }
+
+    pub fn duplicates(&self) -> u64 {
+        self.seen.values().map(|n| u64::from(n - 1)).sum()
+    }
+
+    /// Records never consumed: offsets below a partition's end of log (`ends`), and offsets the
+    /// broker acknowledged to the producer (`acked`), which the log's end would not show if the
+    /// log lost them.
+    pub fn lost(&self, ends: &BTreeMap<i32, i64>, acked: &BTreeSet<(i32, i64)>) -> i64 {
+        let mut expected: BTreeSet<(i32, i64)> = acked.clone();
+        for (p, end) in ends {
+            expected.extend((0..*end).map(|o| (*p, o)));
+        }
+        expected
+            .iter()
+            .filter(|k| !self.seen.contains_key(k))
+            .count() as i64
+    }
+
+    /// Every ownership interval, closed ones and those still open (to now): (partition, member,
+    /// from, to).
+    fn all_intervals(&self) -> Vec<(i32, usize, i64, i64)> {
+        let now = unix_millis();
+        let mut all: Vec<(i32, usize, i64, i64)> = self.intervals.clone();
+        all.extend(
+            self.owning
+                .iter()
+                .map(|((m, p), from)| (*p, *m, *from, now)),
+        );
+        all
+    }
+
+    /// How many times a partition went to another member than the one that owned it before: a
+    /// member's partitions moving while it is away (dynamic members), not coming back to it
+    /// (static members rejoining in time).
+    pub fn takeovers(&self) -> usize {
+        let mut all = self.all_intervals();
+        all.sort_by_key(|&(p, _, from, _)| (p, from));
+        all.windows(2)
+            .filter(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+            .count()
+    }
+
+    /// Pairs of members whose ownership of a partition overlapped in time.
+    pub fn overlaps(&self) -> Vec<String> {
+        let all = self.all_intervals();
+        let mut found = Vec::new();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                if a.0 == b.0 && a.1 != b.1 && a.2 < b.3 && b.2 < a.3 {
+                    found.push(format!(
+                        "partition {}: member {} [{}, {}) and member {} [{}, {})",
+                        a.0, a.1, a.2, a.3, b.1, b.2, b.3
+                    ));
+                }
+            }
+        }
+        found
+    }
+}
