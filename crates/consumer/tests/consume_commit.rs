@@ -247,6 +247,56 @@ async fn a_pattern_subscription_leaves_internal_topics_out() {
     );
 }
 
+/// Under the consumer protocol the broker matches the pattern: RE2/J syntax the `regex` crate
+/// refuses (`\Q...\E` quoting) works, only whole names match, and a matching topic created
+/// while the member runs is assigned to it too (the broker re-evaluates its regular expressions,
+/// at most every 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pattern_subscription_under_the_consumer_protocol_is_matched_by_the_broker() {
+    let cluster = Cluster::shared();
+    if !common::protocol_supported(&cluster, "consumer") {
+        return;
+    }
+    let prefix = unique("re2j");
+    let (t1, t2, t3) = (
+        format!("{prefix}-a"),
+        format!("{prefix}-b"),
+        format!("{prefix}-c"),
+    );
+    cluster.create_topic(&t1, 2);
+    cluster.create_topic(&t2, 1);
+    cluster.create_topic(&format!("x{prefix}-d"), 1); // does not match: the whole name must
+    assert_eq!(cluster.produce_verifiable(&t1, 100, 0, &[]), 100);
+    assert_eq!(cluster.produce_verifiable(&t2, 50, 0, &[]), 50);
+    let c = common::consumer_for(&cluster, &unique("re2j-g"), "consumer", &[]);
+    let pattern = format!(r"\Q{prefix}-\E.*");
+    assert!(
+        regex::Regex::new(&pattern).is_err(),
+        "not the regex crate's syntax"
+    );
+    c.subscribe_pattern(&pattern).unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until("150 records handled", Duration::from_secs(30), || {
+        seen.distinct() >= 150
+    })
+    .await;
+    let assigned: Vec<String> = c.assignment().into_iter().map(|tp| tp.topic).collect();
+    assert_eq!(assigned, [t1.clone(), t1.clone(), t2.clone()]);
+    cluster.create_topic(&t3, 1);
+    assert_eq!(cluster.produce_verifiable(&t3, 20, 0, &[]), 20);
+    wait_until(
+        "the new matching topic assigned and consumed",
+        Duration::from_secs(40),
+        || seen.distinct() >= 170,
+    )
+    .await;
+    let assigned: Vec<String> = c.assignment().into_iter().map(|tp| tp.topic).collect();
+    stop(&c, run).await.unwrap();
+    assert_eq!(assigned, [t1.clone(), t1, t2, t3]);
+    assert_eq!((seen.distinct(), seen.duplicates()), (170, 0));
+}
+
 fn regex_escape(s: &str) -> String {
     s.chars()
         .flat_map(|c| {

@@ -147,6 +147,15 @@ pub fn parse_describe_offsets(text: &str) -> Vec<PartitionOffset> {
         .collect()
 }
 
+/// Parses `ConsumerGroupCommand --list --type` output: group → type (`Classic`, `Consumer`,
+/// `Share`, `Streams`, ...).
+pub fn parse_group_types(text: &str) -> BTreeMap<String, String> {
+    table(text, "GROUP")
+        .into_iter()
+        .filter_map(|row| Some((row.get("GROUP")?.clone(), row.get("TYPE")?.clone())))
+        .collect()
+}
+
 /// Parses `ConsumerGroupCommand --describe --state` output; `None` if it holds no group row.
 pub fn parse_state(text: &str) -> Option<GroupState> {
     let row = table(text, "GROUP").into_iter().next()?;
@@ -222,6 +231,21 @@ lc-drop-g                  lc-drop-17063-16995493-3 2          -               1
         assert_eq!(rows[0].committed, Some(460));
         assert_eq!(rows[1].committed, None);
         assert_eq!(rows[1].log_end, Some(1069));
+    }
+
+    // Printed by kafka-tools 4.4.0 ConsumerGroupCommand --list --type.
+    const TYPES: &str = "
+GROUP                                            TYPE                
+vc-bounce-rolling-g-30096-53756106-0             Classic             
+vc-848-bounce-mixed-g-30527-53778771-2           Consumer            
+";
+
+    #[test]
+    fn parses_group_types() {
+        let types = parse_group_types(TYPES);
+        assert_eq!(types.len(), 2);
+        assert_eq!(types["vc-bounce-rolling-g-30096-53756106-0"], "Classic");
+        assert_eq!(types["vc-848-bounce-mixed-g-30527-53778771-2"], "Consumer");
     }
 
     #[test]

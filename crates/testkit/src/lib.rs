@@ -28,8 +28,8 @@ mod producer;
 
 pub use fault_proxy::FaultProxy;
 pub use group::{
-    parse_describe_members, parse_describe_offsets, parse_state, GroupMember, GroupState,
-    PartitionOffset,
+    parse_describe_members, parse_describe_offsets, parse_group_types, parse_state, GroupMember,
+    GroupState, PartitionOffset,
 };
 pub use producer::BackgroundProducer;
 
@@ -451,6 +451,18 @@ impl Cluster {
                 &configs.join(","),
             ],
         );
+    }
+
+    /// The group's type as Kafka lists it (`ConsumerGroupCommand --list --type`): `Classic` or
+    /// `Consumer` (a classic group converts to a consumer group when a consumer-protocol member
+    /// joins it, and back when the last one leaves, under `group.consumer.migration.policy`);
+    /// `None` if the group is unknown.
+    pub fn group_type(&self, group: &str) -> Option<String> {
+        let out = self.tool_ok(
+            "ConsumerGroupCommand",
+            &["--bootstrap-server", self.bootstrap(), "--list", "--type"],
+        );
+        parse_group_types(&out).remove(group)
     }
 
     /// `ConsumerGroupCommand --describe --state`, parsed; `None` if the group is unknown.

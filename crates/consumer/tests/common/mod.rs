@@ -44,6 +44,68 @@ pub fn consumer(cluster: &Cluster, group: &str, extra: &[(&str, &str)]) -> Consu
     Consumer::new(ConsumerConfig::from_properties(props(cluster, group, extra)).unwrap()).unwrap()
 }
 
+/// The keys the consumer protocol refuses (the broker assigns and times the session).
+const CLASSIC_ONLY: [&str; 3] = [
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "partition.assignment.strategy",
+];
+
+/// [`props`] for a member speaking `protocol` (`classic` or `consumer`): under `consumer`
+/// without the keys it refuses, `group.protocol=consumer` instead, and the same 6 s session and
+/// 1 s heartbeats set on the group (`consumer.session.timeout.ms`,
+/// `consumer.heartbeat.interval.ms`), or as `extra` says (`session.timeout.ms`).
+pub fn props_for(
+    cluster: &Cluster,
+    group: &str,
+    protocol: &str,
+    extra: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let mut all = props(cluster, group, extra);
+    if protocol == "consumer" {
+        let value = |key: &str| {
+            all.iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let (session, heartbeat) = (value("session.timeout.ms"), value("heartbeat.interval.ms"));
+        cluster.set_group_config(
+            group,
+            &[
+                ("consumer.session.timeout.ms", &session),
+                ("consumer.heartbeat.interval.ms", &heartbeat),
+            ],
+        );
+        all.retain(|(k, _)| !CLASSIC_ONLY.contains(&k.as_str()));
+        all.push(("group.protocol".into(), "consumer".into()));
+    }
+    all
+}
+
+/// A consumer speaking `protocol` ([`props_for`]).
+pub fn consumer_for(
+    cluster: &Cluster,
+    group: &str,
+    protocol: &str,
+    extra: &[(&str, &str)],
+) -> Consumer {
+    let props = props_for(cluster, group, protocol, extra);
+    Consumer::new(ConsumerConfig::from_properties(props).unwrap()).unwrap()
+}
+
+/// Whether a test of `protocol` can run on this broker; says so when it cannot.
+pub fn protocol_supported(cluster: &Cluster, protocol: &str) -> bool {
+    let supported = protocol != "consumer" || cluster.supports_consumer_protocol();
+    if !supported {
+        eprintln!(
+            "skipped: Kafka {} has no consumer group protocol by default (KIP-848, Kafka 4.0)",
+            cluster.var("MOORING_KAFKA_VERSION")
+        );
+    }
+    supported
+}
+
 /// (topic, partition, offset) → (deliveries, value).
 type SeenMap = BTreeMap<(String, i32, i64), (u32, String)>;
 

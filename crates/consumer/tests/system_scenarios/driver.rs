@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use mooring_testkit::{kafka_script, unique, unix_millis, wait_blocking, Cluster};
+use mooring_testkit::{kafka_script, peer_python, unique, unix_millis, wait_blocking, Cluster};
 use serde_json::Value;
 
 use crate::events::{Global, MemberView, Status};
@@ -33,6 +33,8 @@ pub enum Protocol {
 pub enum Impl {
     Mooring,
     Java,
+    /// librdkafka through confluent-kafka: `tests/peers/verifiable_consumer.py`.
+    Librdkafka,
 }
 
 /// The broker-side assignor standing for a classic strategy (or named as is).
@@ -161,7 +163,13 @@ impl<'c> Scenario<'c> {
     /// for range, uniform for the sticky ones), the session timeout set on the group instead
     /// (`consumer.session.timeout.ms`), as Kafka's consumer tests do.
     pub fn flags(&self, strategy: &str, session_ms: &str) -> Vec<String> {
-        let flags: Vec<&str> = match self.protocol {
+        self.flags_for(self.protocol, strategy, session_ms)
+    }
+
+    /// As [`Scenario::flags`], for a member speaking `protocol` whatever the scenario's (a group
+    /// migrating from one protocol to the other).
+    pub fn flags_for(&self, protocol: Protocol, strategy: &str, session_ms: &str) -> Vec<String> {
+        let flags: Vec<&str> = match protocol {
             Protocol::Classic => vec![
                 "--assignment-strategy",
                 strategy,
@@ -215,15 +223,22 @@ impl<'c> Scenario<'c> {
         extra: &[(&str, &str)],
     ) -> usize {
         let i = self.add(imp, flags);
-        let path = std::env::temp_dir().join(format!("{}-{i}.properties", self.group));
+        let path = self.config_file(&i.to_string(), extra);
+        self.members[i].config = Some(path);
+        i
+    }
+
+    /// A config file of the scenario's (removed with it) named by `suffix`: the scenario's
+    /// file, then `extra`.
+    pub fn config_file(&mut self, suffix: &str, extra: &[(&str, &str)]) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("{}-{suffix}.properties", self.group));
         let mut text = std::fs::read_to_string(&self.config).unwrap();
         for (k, v) in extra {
             text.push_str(&format!("{k}={v}\n"));
         }
         std::fs::write(&path, text).unwrap();
-        self.members[i].config = Some(path.clone());
-        self.own_configs.push(path);
-        i
+        self.own_configs.push(path.clone());
+        path
     }
 
     pub fn command(&self, member: &Member) -> Command {
@@ -237,6 +252,14 @@ impl<'c> Scenario<'c> {
                     "tool",
                     "VerifiableConsumer",
                 ]);
+                c
+            }
+            Impl::Librdkafka => {
+                let mut c = Command::new(peer_python());
+                c.arg(
+                    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                        .join("../../tests/peers/verifiable_consumer.py"),
+                );
                 c
             }
         };

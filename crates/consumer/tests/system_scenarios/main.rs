@@ -11,7 +11,9 @@
 //! (UNRELEASED_INSTANCE_ID) instead of fencing the older one, and a dynamic member's partitions
 //! move to the others while it is away, where the classic protocol's eager rebalance revokes from
 //! everyone. The scenarios that restart brokers run both protocols' groups side by side on one
-//! dedicated cluster ([`brokers`]); [`lines`] holds ours against Java's event lines.
+//! dedicated cluster ([`brokers`]); [`mixed`] puts ours, Java's and librdkafka's consumers in one
+//! group under each protocol and migrates a group online from one protocol to the other and back;
+//! [`lines`] holds ours against Java's event lines.
 //!
 //! Smaller than Kafka's: 6 s sessions (10 s for static members, 30 s while brokers fail),
 //! 500 ms heartbeats, two bounce rounds, a producer at 300 records/s. Every child process is
@@ -24,6 +26,7 @@ mod brokers;
 mod driver;
 mod events;
 mod lines;
+mod mixed;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -71,6 +74,7 @@ fn consumer_bounce(protocol: Protocol, name: &str, rolling: bool, imps: [Impl; 3
                     s.members[i].imp = match s.members[i].imp {
                         Impl::Java => Impl::Mooring,
                         Impl::Mooring => Impl::Java,
+                        Impl::Librdkafka => Impl::Librdkafka,
                     };
                 }
                 s.start(i);
