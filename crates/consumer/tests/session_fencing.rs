@@ -138,6 +138,13 @@ async fn fenced_member_reports_lost_rejoins_and_consumes(protocol: &str) {
         },
     )
     .await;
+    if protocol == "consumer" {
+        let members = cluster.describe_members(&group);
+        assert!(
+            members.len() == 2 && members.iter().all(|m| m.upgraded == Some(true)),
+            "{name}: both members must speak the consumer protocol: {members:?}"
+        );
+    }
     let held = fenced.owned();
     let before = fenced.seen.distinct();
     wait_until("the first member consumes", Duration::from_secs(30), || {

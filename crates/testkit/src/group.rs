@@ -17,6 +17,9 @@ pub struct GroupMember {
     pub partitions: u32,
     /// topic → partitions currently assigned to this member.
     pub assignment: BTreeMap<String, Vec<i32>>,
+    /// In a consumer group: whether the member speaks the consumer protocol (`true`) or is a
+    /// classic member in it (`false`, a group migrating); `None` in a classic group.
+    pub upgraded: Option<bool>,
 }
 
 /// The row of `--describe --state`.
@@ -125,6 +128,11 @@ pub fn parse_describe_members(text: &str) -> Vec<GroupMember> {
                 client_id: get("CLIENT-ID"),
                 partitions: get("#PARTITIONS").parse().unwrap_or(0),
                 assignment: assignment(&assignment_cell),
+                upgraded: match row.get("UPGRADED").map(String::as_str) {
+                    Some("true") => Some(true),
+                    Some("false") => Some(false),
+                    _ => None,
+                },
             }
         })
         .collect()
@@ -194,6 +202,30 @@ gprobe          inst-1-fbc4ecdb-5aa3-42a5-ae1a-71b82e1f5828            inst-1   
 GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                #MEMBERS
 gprobe          127.0.0.1:19192  (1)      range                Stable               2
 ";
+
+    // Printed by kafka-tools 4.4.0 ConsumerGroupCommand for a consumer group with a classic
+    // member (Mooring's verifiable-consumer) and a consumer-protocol one (Java's).
+    const UPGRADED: &str = "
+GROUP            CONSUMER-ID            HOST            CLIENT-ID                   #PARTITIONS     CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT    UPGRADED
+probe-upg-g-1777 GVgLo1bpQzWhI40fS3w0sQ /127.0.0.1      mooring                     1               3               probe-upg-1777:1     3               probe-upg-1777:1     false
+probe-upg-g-1777 _4F4Jcb5Q1KM8UHqrjrjmA /127.0.0.1      consumer-probe-upg-g-1777-1 1               3               probe-upg-1777:0     3               probe-upg-1777:0     true
+";
+
+    #[test]
+    fn parses_which_members_speak_the_consumer_protocol() {
+        let m = parse_describe_members(UPGRADED);
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].client_id.as_str(), m[0].upgraded),
+            ("mooring", Some(false))
+        );
+        assert_eq!(m[1].upgraded, Some(true));
+        assert_eq!(
+            m[1].assignment,
+            BTreeMap::from([("probe-upg-1777".to_string(), vec![0])])
+        );
+        assert_eq!(parse_describe_members(MEMBERS)[0].upgraded, None);
+    }
 
     #[test]
     fn parses_members_with_blank_instance_id() {

@@ -397,6 +397,27 @@ impl<'c> Scenario<'c> {
         );
     }
 
+    /// Under the consumer protocol, waits until Kafka lists every running member as speaking it
+    /// (`UPGRADED` true: none a classic member in a consumer group); nothing to wait for under
+    /// the classic protocol.
+    pub fn await_protocol(&self) {
+        if self.protocol != Protocol::Consumer {
+            return;
+        }
+        let running = self.members.iter().filter(|m| m.child.is_some()).count();
+        wait_blocking(
+            &format!(
+                "Kafka lists {running} members speaking the consumer protocol ({})",
+                self.describe()
+            ),
+            Duration::from_secs(30),
+            || {
+                let members = self.cluster.describe_members(&self.group);
+                members.len() == running && members.iter().all(|m| m.upgraded == Some(true))
+            },
+        );
+    }
+
     /// At least `n` more records consumed (`await_consumed_messages`).
     pub fn await_consumed(&self, n: u64) {
         let from = self.view(Global::total_consumed);

@@ -63,6 +63,7 @@ fn consumer_bounce(protocol: Protocol, name: &str, rolling: bool, imps: [Impl; 3
     s.start_producer(300);
     s.start_all();
     s.await_all_members();
+    s.await_protocol();
     for _ in 0..2 {
         if rolling {
             for i in 0..3 {
@@ -157,6 +158,7 @@ fn static_consumer_bounce(
     s.start_producer(300);
     s.start_all();
     s.await_all_members();
+    s.await_protocol();
     let before = s.view(|g| g.members[0].revoked);
     let takeovers_before = s.view(Global::takeovers);
     for _ in 0..2 {
@@ -275,6 +277,7 @@ fn fencing_static_consumer(protocol: Protocol, name: &str, stable_first: bool) {
             s.start(i);
         }
         s.await_members(3);
+        s.await_protocol();
         let rebalances = s.num_rebalances();
         s.start(conflict);
         match protocol {
@@ -383,6 +386,7 @@ fn consumer_failure(protocol: Protocol, name: &str, autocommit: bool) {
     s.add_n(3, Impl::Mooring, &f);
     s.start_all();
     s.await_all_members();
+    s.await_protocol();
     let owner = s.owner(0).expect("partition 0 has an owner");
     s.start_producer(300);
     s.await_consumed(300);
@@ -444,6 +448,7 @@ fn group_consumption_scenario(protocol: Protocol) {
         s.await_members(i + 1);
         s.await_consumed(100);
     }
+    s.await_protocol();
     for i in 0..2 {
         s.stop(i, true);
         s.await_members(2 - i);
@@ -497,6 +502,7 @@ fn valid_assignment(protocol: Protocol, name: &str, strategy: &str) {
             },
         );
     }
+    s.await_protocol();
     s.stop_all();
     let overlaps = s.view(Global::overlaps);
     let violations = s.view(|g| g.violations.clone());

@@ -43,7 +43,8 @@ fn mixed_group(protocol: Protocol, name: &str) {
     let mut agreed = BTreeMap::new();
     wait_blocking(
         &format!(
-            "every member's view and Kafka's agree on a disjoint, complete, balanced assignment ({})",
+            "every member's view and Kafka's agree on a disjoint, complete, balanced assignment, \
+             every member speaking {protocol:?} ({})",
             s.describe()
         ),
         Duration::from_secs(90),
@@ -59,20 +60,24 @@ fn mixed_group(protocol: Protocol, name: &str) {
             let total: usize = views.values().map(BTreeSet::len).sum();
             let union: BTreeSet<i32> = views.values().flatten().copied().collect();
             let balanced = views.values().all(|v| (1..=2).contains(&v.len()));
-            if views.len() != client_ids.len() || total != all.len() || union != all || !balanced
-            {
+            if views.len() != client_ids.len() || total != all.len() || union != all || !balanced {
                 return false;
             }
-            let kafka: BTreeMap<String, BTreeSet<i32>> = s
-                .cluster
-                .describe_members(&s.group)
+            let members = s.cluster.describe_members(&s.group);
+            // Under the consumer protocol every member speaks it (none is a classic member in
+            // a consumer group).
+            let speaking = members.iter().all(|m| match protocol {
+                Protocol::Classic => m.upgraded.is_none(),
+                Protocol::Consumer => m.upgraded == Some(true),
+            });
+            let kafka: BTreeMap<String, BTreeSet<i32>> = members
                 .into_iter()
                 .map(|m| {
                     let parts = m.assignment.get(&s.topic).cloned().unwrap_or_default();
                     (m.client_id, parts.into_iter().collect())
                 })
                 .collect();
-            let same = kafka == views;
+            let same = kafka == views && speaking;
             if same {
                 agreed = views;
             }
@@ -146,6 +151,17 @@ fn online_migration_classic_to_consumer_and_back() {
             await_group_type(&s, "Consumer");
         }
     }
+    wait_blocking(
+        &format!(
+            "every member speaks the consumer protocol ({})",
+            s.describe()
+        ),
+        Duration::from_secs(30),
+        || {
+            let members = s.cluster.describe_members(&s.group);
+            members.len() == 3 && members.iter().all(|m| m.upgraded == Some(true))
+        },
+    );
     for i in 0..3 {
         restart_as(&mut s, i, &classic, Some(&classic_config));
     }
