@@ -141,7 +141,7 @@ async fn fenced_member_reports_lost_rejoins_and_consumes(protocol: &str) {
     if protocol == "consumer" {
         let members = cluster.describe_members(&group);
         assert!(
-            members.len() == 2 && members.iter().all(|m| m.upgraded == Some(true)),
+            members.len() == 2 && members.iter().all(|m| m.speaks_consumer_protocol()),
             "{name}: both members must speak the consumer protocol: {members:?}"
         );
     }

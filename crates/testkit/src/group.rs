@@ -17,9 +17,21 @@ pub struct GroupMember {
     pub partitions: u32,
     /// topic → partitions currently assigned to this member.
     pub assignment: BTreeMap<String, Vec<i32>>,
-    /// In a consumer group: whether the member speaks the consumer protocol (`true`) or is a
-    /// classic member in it (`false`, a group migrating); `None` in a classic group.
+    /// The member epoch (a consumer group's members); `None` in a classic group.
+    pub current_epoch: Option<i32>,
+    /// In a consumer group with a classic member in it (a group migrating), whether this one
+    /// speaks the consumer protocol (`true`) or is a classic member (`false`); `None` where the
+    /// tool prints no such column (a classic group, or a consumer group of consumer-protocol
+    /// members only).
     pub upgraded: Option<bool>,
+}
+
+impl GroupMember {
+    /// Whether the member speaks the consumer protocol (KIP-848): a consumer group's member that
+    /// is not a classic one in it.
+    pub fn speaks_consumer_protocol(&self) -> bool {
+        self.current_epoch.is_some() && self.upgraded != Some(false)
+    }
 }
 
 /// The row of `--describe --state`.
@@ -128,6 +140,7 @@ pub fn parse_describe_members(text: &str) -> Vec<GroupMember> {
                 client_id: get("CLIENT-ID"),
                 partitions: get("#PARTITIONS").parse().unwrap_or(0),
                 assignment: assignment(&assignment_cell),
+                current_epoch: get("CURRENT-EPOCH").parse().ok(),
                 upgraded: match row.get("UPGRADED").map(String::as_str) {
                     Some("true") => Some(true),
                     Some("false") => Some(false),
@@ -224,7 +237,11 @@ probe-upg-g-1777 _4F4Jcb5Q1KM8UHqrjrjmA /127.0.0.1      consumer-probe-upg-g-177
             m[1].assignment,
             BTreeMap::from([("probe-upg-1777".to_string(), vec![0])])
         );
-        assert_eq!(parse_describe_members(MEMBERS)[0].upgraded, None);
+        assert_eq!(m[1].current_epoch, Some(3));
+        assert!(m[1].speaks_consumer_protocol() && !m[0].speaks_consumer_protocol());
+        let classic = &parse_describe_members(MEMBERS)[0];
+        assert_eq!((classic.upgraded, classic.current_epoch), (None, None));
+        assert!(!classic.speaks_consumer_protocol());
     }
 
     #[test]

@@ -413,7 +413,7 @@ impl<'c> Scenario<'c> {
             Duration::from_secs(30),
             || {
                 let members = self.cluster.describe_members(&self.group);
-                members.len() == running && members.iter().all(|m| m.upgraded == Some(true))
+                members.len() == running && members.iter().all(|m| m.speaks_consumer_protocol())
             },
         );
     }

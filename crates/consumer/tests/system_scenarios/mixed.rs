@@ -67,8 +67,8 @@ fn mixed_group(protocol: Protocol, name: &str) {
             // Under the consumer protocol every member speaks it (none is a classic member in
             // a consumer group).
             let speaking = members.iter().all(|m| match protocol {
-                Protocol::Classic => m.upgraded.is_none(),
-                Protocol::Consumer => m.upgraded == Some(true),
+                Protocol::Classic => m.current_epoch.is_none(),
+                Protocol::Consumer => m.speaks_consumer_protocol(),
             });
             let kafka: BTreeMap<String, BTreeSet<i32>> = members
                 .into_iter()
@@ -159,7 +159,7 @@ fn online_migration_classic_to_consumer_and_back() {
         Duration::from_secs(30),
         || {
             let members = s.cluster.describe_members(&s.group);
-            members.len() == 3 && members.iter().all(|m| m.upgraded == Some(true))
+            members.len() == 3 && members.iter().all(|m| m.speaks_consumer_protocol())
         },
     );
     for i in 0..3 {
