@@ -297,6 +297,43 @@ async fn a_pattern_subscription_under_the_consumer_protocol_is_matched_by_the_br
     assert_eq!((seen.distinct(), seen.duplicates()), (170, 0));
 }
 
+/// Where the two protocols differ: the broker matches a pattern against every topic it knows,
+/// internal ones included, so under the consumer protocol a pattern that matches
+/// `__consumer_offsets` is assigned its partitions (the classic path leaves internal topics out,
+/// [`a_pattern_subscription_leaves_internal_topics_out`]); the README says to keep them out of
+/// the pattern.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn under_the_consumer_protocol_the_broker_matches_internal_topics_too() {
+    let cluster = Cluster::shared();
+    if !common::protocol_supported(&cluster, "consumer") {
+        return;
+    }
+    let topic = unique("re2j-internal");
+    cluster.create_topic(&topic, 1);
+    assert_eq!(cluster.produce_verifiable(&topic, 10, 0, &[]), 10);
+    let c = common::consumer_for(&cluster, &unique("re2j-internal-g"), "consumer", &[]);
+    c.subscribe_pattern(&format!(r"__consumer_offsets|\Q{topic}\E"))
+        .unwrap();
+    let seen = Seen::default();
+    let run = spawn_run(&c, &seen, Duration::ZERO);
+    wait_until(
+        "the topic's records handled, the offsets topic assigned",
+        Duration::from_secs(30),
+        || {
+            let topics: std::collections::BTreeSet<String> =
+                c.assignment().into_iter().map(|tp| tp.topic).collect();
+            let handled = seen
+                .offsets()
+                .iter()
+                .filter(|(t, _, _)| *t == topic)
+                .count();
+            handled >= 10 && topics.contains("__consumer_offsets") && topics.contains(&topic)
+        },
+    )
+    .await;
+    stop(&c, run).await.unwrap();
+}
+
 fn regex_escape(s: &str) -> String {
     s.chars()
         .flat_map(|c| {

@@ -1,7 +1,8 @@
 //! Two consumers in one group against the real broker: everything is handled once across the
 //! rebalance, with the eager protocol (range: everything revoked and reassigned) and the
 //! cooperative one (cooperative-sticky: only moving partitions are revoked, and the partitions
-//! that stay keep being consumed while the group rebalances).
+//! that stay keep being consumed while the group rebalances), and the consumer protocol's
+//! reconciliation (incremental too: the same holds).
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use mooring_consumer::{ConsumerEvent, GroupEventKind};
 
-use common::{consumer, spawn_run, stop, wait_until, Call, Calls, Seen};
+use common::{consumer_for, spawn_run, stop, wait_until, Call, Calls, Seen};
 use mooring_consumer::TopicPartition;
 use mooring_testkit::{unique, Cluster};
 
@@ -31,7 +32,7 @@ struct Outcome {
 /// Starts one consumer, lets it consume a while, starts a second in the same group, and waits
 /// until every record is handled. Both record into one `Seen`, so a record handled by both
 /// counts as a duplicate.
-async fn two_members(strategy: &str) -> Outcome {
+async fn two_members(protocol: &str, strategy: &str) -> Outcome {
     let cluster = Cluster::shared();
     let topic = unique("rebalance");
     let group = unique("rebalance-g");
@@ -48,7 +49,7 @@ async fn two_members(strategy: &str) -> Outcome {
     // 4 ms per record, one record per partition at a time: about 2 s per partition's share.
     let delay = Duration::from_millis(4);
     let seen = Seen::default();
-    let a = consumer(&cluster, &group, &extra);
+    let a = consumer_for(&cluster, &group, protocol, &extra);
     let timeline = record_rebalances(&a);
     let first = Calls::default();
     a.set_rebalance_listener(first.clone());
@@ -60,14 +61,19 @@ async fn two_members(strategy: &str) -> Outcome {
         || seen.distinct() >= 200,
     )
     .await;
-    assert_eq!(
-        first.all().len(),
-        1,
-        "one assignment so far: {:?}",
-        first.all()
+    // One assignment so far (the consumer protocol may first reconcile an empty target).
+    let so_far = first.all();
+    assert!(
+        so_far.iter().all(|c| matches!(c, Call::Assigned(_)))
+            && so_far
+                .iter()
+                .filter(|c| matches!(c, Call::Assigned(p) if !p.is_empty()))
+                .count()
+                == 1,
+        "one assignment so far: {so_far:?}"
     );
 
-    let b = consumer(&cluster, &group, &extra);
+    let b = consumer_for(&cluster, &group, protocol, &extra);
     let second = Calls::default();
     b.set_rebalance_listener(second.clone());
     b.subscribe([topic.clone()]).unwrap();
@@ -150,16 +156,20 @@ fn report(strategy: &str, o: &Outcome) -> (u64, u64) {
     (lost, duplicates)
 }
 
+/// The first non-empty assignment: the first member's whole topic, before the second joins.
 fn all_partitions(calls: &[Call]) -> Vec<TopicPartition> {
-    match calls.first() {
+    match calls
+        .iter()
+        .find(|c| !matches!(c, Call::Assigned(p) if p.is_empty()))
+    {
         Some(Call::Assigned(p)) => p.clone(),
-        other => panic!("first call should be an assignment: {other:?}"),
+        other => panic!("the first calls should be an assignment: {other:?}"),
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eager_two_members_consume_everything_once() {
-    let o = two_members("range").await;
+    let o = two_members("classic", "range").await;
     assert_eq!(report("range", &o), (0, 0));
     let calls = o.first.all();
     let everything = all_partitions(&calls);
@@ -174,8 +184,21 @@ async fn eager_two_members_consume_everything_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cooperative_two_members_consume_everything_once_and_kept_partitions_keep_flowing() {
-    let o = two_members("cooperative-sticky").await;
-    assert_eq!(report("cooperative-sticky", &o), (0, 0));
+    incremental_two_members("classic", "cooperative-sticky").await;
+}
+
+/// The consumer protocol's reconciliation, incremental as a cooperative rebalance: the same holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn consumer_protocol_two_members_consume_everything_once_and_kept_partitions_keep_flowing() {
+    if !common::protocol_supported(&Cluster::shared(), "consumer") {
+        return;
+    }
+    incremental_two_members("consumer", "").await;
+}
+
+async fn incremental_two_members(protocol: &str, strategy: &str) {
+    let o = two_members(protocol, strategy).await;
+    assert_eq!(report(protocol, &o), (0, 0));
     let calls = o.first.all();
     let everything = all_partitions(&calls);
     assert_eq!(everything.len(), PARTITIONS as usize);
@@ -208,7 +231,7 @@ async fn cooperative_two_members_consume_everything_once_and_kept_partitions_kee
         .seen
         .handled_between(&kept, o.rebalance_started, o.rebalance_done);
     println!(
-        "cooperative-sticky: {during} records of kept partitions {kept:?} handled during the rebalance ({:?})",
+        "{protocol}: {during} records of kept partitions {kept:?} handled during the rebalance ({:?})",
         o.rebalance_done - o.rebalance_started
     );
     assert!(during > 0, "kept partitions stalled during the rebalance");

@@ -2,7 +2,8 @@
 //! members join and leave over and over (at least 20 rebalances, eager and cooperative) lose
 //! nothing the broker acknowledged to the producer and handle nothing twice; and the pause rule across rebalances (a pause holds on a
 //! partition that stays, a partition that moves away and comes back starts unpaused), checked with
-//! the consumer's own API.
+//! the consumer's own API. The cooperative cases run under the consumer protocol too (KIP-848's
+//! reconciliations are incremental).
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{consumer, stop, wait_until, Seen};
+use common::{consumer_for, stop, wait_until, Seen};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError, TopicPartition};
 use mooring_testkit::{unique, Cluster};
@@ -60,7 +61,7 @@ fn spawn_member(
 /// counts the records the broker acknowledged to the producer that no member handled, once the
 /// staying member's commits have reached every partition's last acknowledged offset (a commit
 /// never passes a record whose handler has not finished).
-async fn churn(strategy: &str) -> (u64, u64, i32) {
+async fn churn(protocol: &str, strategy: &str) -> (u64, u64, i32) {
     let cluster = Cluster::shared();
     let topic = unique("churn");
     let group = unique("churn-g");
@@ -71,7 +72,7 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
         ("mooring.concurrency", "8"),
     ];
     let seen = Seen::default();
-    let anchor = consumer(&cluster, &group, &extra);
+    let anchor = consumer_for(&cluster, &group, protocol, &extra);
     anchor.subscribe([topic.clone()]).unwrap();
     let anchor_handled = Arc::new(AtomicU64::new(0));
     let anchor_run = spawn_member(&anchor, &seen, &anchor_handled);
@@ -85,7 +86,7 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
     let producer = cluster.spawn_verifiable_producer(&topic, None, RATE, &[]);
 
     for cycle in 0..CYCLES {
-        let other = consumer(&cluster, &group, &extra);
+        let other = consumer_for(&cluster, &group, protocol, &extra);
         other.subscribe([topic.clone()]).unwrap();
         let handled = Arc::new(AtomicU64::new(0));
         let run = spawn_member(&other, &seen, &handled);
@@ -113,6 +114,7 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
         )
         .await;
     }
+    // Generations (classic) or member epochs (consumer protocol): one more per rebalance.
     let rebalances = anchor.member_state().unwrap().generation - first_generation;
     let acked: BTreeSet<(i32, i64)> = tokio::task::spawn_blocking(move || producer.stop())
         .await
@@ -149,7 +151,7 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
     let duplicates = seen.duplicates();
     let records = cluster.end_offsets(&topic).values().sum::<i64>();
     println!(
-        "{strategy}: {CYCLES} join/leave cycles, {rebalances} rebalances (generations), \
+        "{protocol} {strategy}: {CYCLES} join/leave cycles, {rebalances} rebalances (generations or member epochs), \
          {} acknowledged of {records} records in the log, {} handled, lost = {lost}, \
          duplicates = {duplicates}, first member handled {}",
         acked.len(),
@@ -161,14 +163,26 @@ async fn churn(strategy: &str) -> (u64, u64, i32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eager_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
-    let (lost, duplicates, rebalances) = churn("range").await;
+    let (lost, duplicates, rebalances) = churn("classic", "range").await;
     assert!(rebalances >= 20, "only {rebalances} rebalances");
     assert_eq!((lost, duplicates), (0, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cooperative_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
-    let (lost, duplicates, rebalances) = churn("cooperative-sticky").await;
+    let (lost, duplicates, rebalances) = churn("classic", "cooperative-sticky").await;
+    assert!(rebalances >= 20, "only {rebalances} rebalances");
+    assert_eq!((lost, duplicates), (0, 0));
+}
+
+/// The same churn under the consumer protocol (KIP-848: the broker assigns, every reconciliation
+/// incremental), counted in member epochs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn consumer_protocol_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
+    if !common::protocol_supported(&Cluster::shared(), "consumer") {
+        return;
+    }
+    let (lost, duplicates, rebalances) = churn("consumer", "").await;
     assert!(rebalances >= 20, "only {rebalances} rebalances");
     assert_eq!((lost, duplicates), (0, 0));
 }
@@ -177,7 +191,21 @@ async fn cooperative_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
 /// nothing until resumed); one that moves away and comes back starts unpaused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves() {
+    pause_rule("classic").await;
+}
+
+/// The pause rule over the consumer protocol's reconciliations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves_under_the_consumer_protocol(
+) {
+    pause_rule("consumer").await;
+}
+
+async fn pause_rule(protocol: &str) {
     let cluster = Cluster::shared();
+    if !common::protocol_supported(&cluster, protocol) {
+        return;
+    }
     let topic = unique("pause-rebalance");
     let group = unique("pause-rebalance-g");
     cluster.create_topic(&topic, 4);
@@ -186,7 +214,7 @@ async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves() 
         ("heartbeat.interval.ms", "200"),
     ];
     let (seen_a, seen_b) = (Seen::default(), Seen::default());
-    let a = consumer(&cluster, &group, &extra);
+    let a = consumer_for(&cluster, &group, protocol, &extra);
     a.subscribe([topic.clone()]).unwrap();
     let run_a = common::spawn_run(&a, &seen_a, Duration::ZERO);
     let all: Vec<TopicPartition> = (0..4).map(|p| TopicPartition::new(&topic, p)).collect();
@@ -199,7 +227,7 @@ async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves() 
     a.pause(all.clone()).unwrap();
 
     // A second member joins: half the partitions move to it, the other half stay with `a`.
-    let b = consumer(&cluster, &group, &extra);
+    let b = consumer_for(&cluster, &group, protocol, &extra);
     b.subscribe([topic.clone()]).unwrap();
     let run_b = common::spawn_run(&b, &seen_b, Duration::ZERO);
     wait_until("two partitions each", Duration::from_secs(30), || {

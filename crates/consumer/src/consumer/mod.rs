@@ -147,7 +147,8 @@ impl Consumer {
     ///   anchored (`^(?:pattern)$`), so it must match the whole name, as Java's
     ///   `Pattern.matcher(topic).matches()`; an invalid one is refused here.
     /// - `consumer` (KIP-848): the broker, which compiles the pattern as RE2/J and matches it
-    ///   against the whole name of every topic it knows, re-evaluating as topics come and go; the
+    ///   against the whole name of every topic it knows, internal ones included (keep
+    ///   `__consumer_offsets` out of the pattern), re-evaluating as topics come and go; the
     ///   consumer sends the pattern as given ([`GroupHandle::subscribe_regex`]) and takes whatever
     ///   partitions the broker assigns for it. Only an empty pattern is refused here; one the
     ///   broker cannot compile fails the member (INVALID_REGULAR_EXPRESSION).

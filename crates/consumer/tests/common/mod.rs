@@ -69,7 +69,12 @@ pub fn props_for(
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default()
         };
-        let (session, heartbeat) = (value("session.timeout.ms"), value("heartbeat.interval.ms"));
+        let session = value("session.timeout.ms");
+        // The broker refuses a group interval below group.consumer.min.heartbeat.interval.ms,
+        // which scripts/kafka lowers to 500 ms.
+        let heartbeat = value("heartbeat.interval.ms")
+            .parse::<u64>()
+            .map_or_else(|_| "1000".to_owned(), |ms| ms.max(500).to_string());
         cluster.set_group_config(
             group,
             &[
