@@ -65,9 +65,14 @@ pub struct Phases {
 }
 
 /// What happened, tagged by `type` (snake_case variant names).
+///
+/// The snapshot variant is the large one (its per-broker fetch figures and member state); an
+/// event is built once, serialized and dropped, at most a few a second, so its size costs
+/// nothing worth a box at every construction and match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
 pub enum Event {
     /// A rebalance started.
     RebalanceStarted {
