@@ -61,6 +61,38 @@ pub(crate) struct Outcome {
     /// Per restart: SIGTERM → consumer exit, and new start → new sidecar ready.
     pub(crate) restarts: Vec<(String, Duration, Duration)>,
     pub(crate) update: Duration,
+    /// After the first start and after each update: the group's type and whether each member
+    /// speaks the consumer protocol, as Kafka's ConsumerGroupCommand lists them.
+    pub(crate) group_types: Vec<(Option<String>, Vec<bool>)>,
+}
+
+/// Asserts that every member speaks `protocol`, as ConsumerGroupCommand lists them (a
+/// consumer-protocol member has a member epoch and is not UPGRADED false), and returns the
+/// group's type and each member's answer.
+fn check_protocol(
+    cluster: &Cluster,
+    group: &str,
+    protocol: Protocol,
+) -> (Option<String>, Vec<bool>) {
+    let kind = cluster.group_type(group);
+    let upgraded: Vec<bool> = cluster
+        .describe_members(group)
+        .iter()
+        .map(|m| m.speaks_consumer_protocol())
+        .collect();
+    match protocol {
+        Protocol::Consumer => assert!(
+            kind.as_deref() == Some("Consumer")
+                && upgraded.len() == MEMBERS
+                && upgraded.iter().all(|&u| u),
+            "{group}: not every member speaks the consumer protocol: type {kind:?}, upgraded {upgraded:?}"
+        ),
+        Protocol::Classic => assert!(
+            upgraded.len() == MEMBERS && upgraded.iter().all(|&u| !u),
+            "{group}: not every member speaks the classic protocol: type {kind:?}, upgraded {upgraded:?}"
+        ),
+    }
+    (kind, upgraded)
 }
 
 /// Waits until every partition has a record processed at or after `since_ms` (ms since the
@@ -190,6 +222,7 @@ pub(crate) fn rollout(scenario: Scenario) -> Outcome {
     let generation_before = wait_until("a settled group", Duration::from_secs(30), || {
         balanced(&pods)
     });
+    let mut group_types = vec![check_protocol(&cluster, &run.group, first)];
 
     // The updates: highest ordinal first, each pod after the previous is Ready again.
     let update_started = Instant::now();
@@ -234,6 +267,7 @@ pub(crate) fn rollout(scenario: Scenario) -> Outcome {
             }
             new_sidecar_rebalances.push(pods[i].rebalances());
         }
+        group_types.push(check_protocol(&cluster, &run.group, protocol));
     }
     let update = update_started.elapsed();
     let update_to_ms = now_ms();
@@ -294,6 +328,7 @@ pub(crate) fn rollout(scenario: Scenario) -> Outcome {
         longest_pause,
         restarts,
         update,
+        group_types,
     }
 }
 
@@ -349,6 +384,11 @@ pub(crate) fn report(name: &str, o: &Outcome) {
         o.rebalances_seen_by_others,
         o.revocations_seen_by_others,
         o.new_sidecar_rebalances
+    );
+    let _ = writeln!(
+        out,
+        "   group type and whether each member speaks the consumer protocol, after each phase: {:?}",
+        o.group_types
     );
     let _ = writeln!(
         out,
