@@ -1,5 +1,7 @@
 //! Admin look-ups for the sidecar, which watches a group from the broker even when the consumer
-//! process is stuck: DescribeGroups (members and their decoded ConsumerProtocol assignments),
+//! process is stuck: DescribeGroups (members and their decoded ConsumerProtocol assignments) for
+//! classic groups, ConsumerGroupDescribe for `consumer`-protocol (KIP-848) groups
+//! ([`consumer_group`]),
 //! ListGroups (asked of every broker, each listing the groups it coordinates), OffsetFetch
 //! (committed offsets, `require_stable` from v7 per KIP-447; topic ids from v10 per KIP-848) and
 //! ListOffsets (earliest / latest / by time, KIP-79; sent to each partition's leader).
@@ -21,6 +23,10 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::group::TopicPartition;
 use crate::requests;
+
+pub mod consumer_group;
+
+pub use consumer_group::{ConsumerGroupDescription, ConsumerMemberDescription, MemberType};
 
 /// One member of a described group.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,7 +213,10 @@ impl Client {
         }
     }
 
-    /// Describes a group (DescribeGroups to its coordinator).
+    /// Describes a classic group (DescribeGroups to its coordinator). A group that does not exist
+    /// is `Dead` with no members; so is a `consumer`-protocol group, which Kafka does not describe
+    /// here (GROUP_ID_NOT_FOUND, "… is not a classic group."): see
+    /// [`Client::describe_consumer_group`].
     pub async fn describe_group(&self, group: &str) -> Result<GroupDescription> {
         self.with_retries("DescribeGroups", || async {
             let response = self
