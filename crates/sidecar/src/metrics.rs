@@ -36,12 +36,15 @@ const RTT_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-/// The group states DescribeGroups reports (anything else is `Unknown`).
-pub const GROUP_STATES: [&str; 6] = [
+/// The group states DescribeGroups (classic) and ConsumerGroupDescribe (`consumer`: `Assigning`,
+/// `Reconciling`) report (anything else is `Unknown`).
+pub const GROUP_STATES: [&str; 8] = [
     "Empty",
     "Stable",
     "PreparingRebalance",
     "CompletingRebalance",
+    "Assigning",
+    "Reconciling",
     "Dead",
     "Unknown",
 ];
@@ -71,6 +74,8 @@ pub struct Metrics {
     pub group_state: IntGaugeVec,
     pub group_generation: IntGauge,
     pub group_members: IntGauge,
+    pub group_epoch: IntGauge,
+    pub group_assignment_epoch: IntGauge,
     pub partitions_paused: IntGauge,
     pub processing_in_flight: IntGauge,
     pub consumer_memory_bytes: IntGauge,
@@ -180,7 +185,7 @@ impl Metrics {
             "Telemetry lines received, by type.",
             &["type"],
         );
-        Metrics {
+        let m = Metrics {
             rebalances_failed_total: counter(&r, "mooring_rebalances_failed_total", "Failed rebalance attempts (Java: failed-rebalance-total)."),
             rebalance_duration_seconds: hist(&r, "mooring_rebalance_duration_seconds", "Rebalance duration, start to stable (Java: rebalance-latency-avg/max).", REBALANCE_BUCKETS),
             last_rebalance_duration_seconds: gauge(&r, "mooring_last_rebalance_duration_seconds", "Duration of the last completed rebalance."),
@@ -198,7 +203,9 @@ impl Metrics {
             commits_failed_total: counter(&r, "mooring_commits_failed_total", "Failed commits (member's and auto-commit's)."),
             fenced_total: counter(&r, "mooring_fenced_total", "FENCED_INSTANCE_ID fencings of this member."),
             group_generation: int_gauge(&r, "mooring_group_generation", "The member's generation."),
-            group_members: int_gauge(&r, "mooring_group_members", "Members of the group (DescribeGroups)."),
+            group_members: int_gauge(&r, "mooring_group_members", "Members of the group (DescribeGroups, ConsumerGroupDescribe)."),
+            group_epoch: int_gauge(&r, "mooring_group_epoch", "consumer protocol: the group epoch (ConsumerGroupDescribe); it moves when the membership, a subscription or the subscribed topics change. -1 for a classic group."),
+            group_assignment_epoch: int_gauge(&r, "mooring_group_assignment_epoch", "consumer protocol: the epoch of the coordinator's target assignment (ConsumerGroupDescribe); below the group epoch while the assignor has not run. -1 for a classic group."),
             partitions_paused: int_gauge(&r, "mooring_partitions_paused", "Assigned partitions paused (by the application or backpressure)."),
             processing_in_flight: int_gauge(&r, "mooring_processing_in_flight", "Handlers running."),
             consumer_memory_bytes: int_gauge(&r, "mooring_consumer_memory_bytes", "Bytes of record data the consumer holds (fetched, waiting for a handler, in its hands)."),
@@ -216,7 +223,11 @@ impl Metrics {
             consumer_fatal_error,
             telemetry_events_received_total,
             registry: r,
-        }
+        };
+        // Not known until the broker watch reads a `consumer` group.
+        m.group_epoch.set(-1);
+        m.group_assignment_epoch.set(-1);
+        m
     }
 
     /// The text exposition format.

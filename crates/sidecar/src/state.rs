@@ -164,17 +164,29 @@ pub struct Unclassified {
     pub fallback: RebalanceCause,
 }
 
-/// The group as DescribeGroups shows it.
+/// [`GroupView::group_type`] of a classic group (DescribeGroups).
+pub const GROUP_TYPE_CLASSIC: &str = "classic";
+/// [`GroupView::group_type`] of a `consumer`-protocol group (ConsumerGroupDescribe).
+pub const GROUP_TYPE_CONSUMER: &str = "consumer";
+
+/// The group as DescribeGroups (classic) or ConsumerGroupDescribe (`consumer`) shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupView {
-    /// The group state.
+    /// The group state (classic: `Stable`, `PreparingRebalance`, `CompletingRebalance`, `Empty`,
+    /// `Dead`; `consumer`: `Stable`, `Assigning`, `Reconciling`, `Empty`, `Dead`).
     pub state: String,
-    /// The assignor.
+    /// The assignor (the one the classic leader picked, or the broker's).
     pub protocol: String,
     /// Members.
     pub members: Vec<GroupMemberView>,
     /// When it was read, ms since the epoch.
     pub observed_ms: u64,
+    /// [`GROUP_TYPE_CLASSIC`] or [`GROUP_TYPE_CONSUMER`]: which look-up described it.
+    pub group_type: &'static str,
+    /// The group epoch (`consumer` groups).
+    pub group_epoch: Option<i32>,
+    /// The target assignment's epoch (`consumer` groups).
+    pub assignment_epoch: Option<i32>,
 }
 
 /// One member in a [`GroupView`].
@@ -188,9 +200,40 @@ pub struct GroupMemberView {
     pub client_id: String,
     /// Client host.
     pub host: String,
-    /// Assigned partitions.
+    /// Assigned partitions (a classic group lists them only when Stable).
     pub partitions: Vec<TopicPartition>,
+    /// Its member epoch (`consumer` groups; `-2`: a static member that left, its assignment held
+    /// for its return until its session expires).
+    pub member_epoch: Option<i32>,
+    /// The topics it subscribed to by name.
+    pub subscribed_topics: Vec<String>,
+    /// Its broker-side regex subscription (`consumer` groups).
+    pub subscribed_regex: Option<String>,
+    /// What the coordinator wants it to own (`consumer` groups).
+    pub target_partitions: Option<Vec<TopicPartition>>,
 }
+
+impl GroupMemberView {
+    /// Who the member is across its processes: its `group.instance.id`, else its member id (a
+    /// static member's replacement keeps the instance id under a new member id).
+    pub fn key(&self) -> &str {
+        self.instance_id.as_deref().unwrap_or(&self.member_id)
+    }
+}
+
+/// The members of a `consumer` group at one group epoch, as the first view that showed that
+/// epoch listed them (the epoch moves whenever the membership or a subscription changes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpochView {
+    /// Each member by [`GroupMemberView::key`], with its subscription (topic names, then the
+    /// regex if any, sorted).
+    pub members: BTreeMap<String, Vec<String>>,
+    /// When that view was asked for.
+    pub read_at: Instant,
+}
+
+/// How many group epochs [`State::epoch_views`] keeps.
+pub const EPOCH_VIEWS_KEPT: usize = 64;
 
 /// Lag of one partition, from the broker's committed offset and log end.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -260,6 +303,8 @@ pub struct State {
     /// Partitions lost outside a rebalance (an expired member loses everything, then rejoins):
     /// they go to the next one.
     pub lost_before_start: Vec<TopicPartition>,
+    /// A `consumer` group's members per group epoch, the last [`EPOCH_VIEWS_KEPT`] epochs seen.
+    pub epoch_views: BTreeMap<i32, EpochView>,
 }
 
 impl State {
@@ -293,6 +338,26 @@ impl State {
             member_watch: BTreeMap::new(),
             unclassified: VecDeque::new(),
             lost_before_start: Vec::new(),
+            epoch_views: BTreeMap::new(),
+        }
+    }
+
+    /// Keeps the members a `consumer` group had at `epoch`, from the first view that showed it.
+    pub fn record_epoch_view(&mut self, epoch: i32, members: &[GroupMemberView], read_at: Instant) {
+        self.epoch_views.entry(epoch).or_insert_with(|| EpochView {
+            members: members
+                .iter()
+                .map(|m| {
+                    let mut subscription = m.subscribed_topics.clone();
+                    subscription.sort();
+                    subscription.extend(m.subscribed_regex.iter().map(|r| format!("regex:{r}")));
+                    (m.key().to_string(), subscription)
+                })
+                .collect(),
+            read_at,
+        });
+        while self.epoch_views.len() > EPOCH_VIEWS_KEPT {
+            self.epoch_views.pop_first();
         }
     }
 

@@ -1,20 +1,24 @@
-//! The broker watch: every `watch.interval.ms`, DescribeGroups, OffsetFetch and ListOffsets for
-//! the configured group (with the coordinator crate), so the group's state, membership and lag
-//! are known even when the consumer process is stuck or gone. A failed look-up is counted and
+//! The broker watch: every `watch.interval.ms`, DescribeGroups (ConsumerGroupDescribe for a
+//! `consumer`-protocol group), OffsetFetch and ListOffsets for the configured group (with the
+//! coordinator crate), so the group's state, membership, epochs and lag are known even when the
+//! consumer process is stuck or gone. A failed look-up is counted and
 //! shown in `/debug/group`; the loop itself never stops (its ticks feed `/healthz`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_coordinator::admin::OffsetSpec;
+use mooring_coordinator::admin::{ConsumerGroupDescription, GroupDescription, OffsetSpec};
 use mooring_coordinator::group::TopicPartition;
 use mooring_coordinator::Client;
 use tokio::sync::watch;
 
 use crate::app::{unix_ms, unix_now, App};
 use crate::metrics::GROUP_STATES;
-use crate::state::{GroupMemberView, GroupView, MemberWatch, PartitionLag, State};
+use crate::state::{
+    GroupMemberView, GroupView, MemberWatch, PartitionLag, State, GROUP_TYPE_CLASSIC,
+    GROUP_TYPE_CONSUMER,
+};
 
 /// Runs until `shutdown` turns true.
 pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
@@ -71,11 +75,48 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordinator::Result<()> {
-    // The view counts as read when asked: it is at least this fresh.
-    let asked = Instant::now();
+/// The group as the broker describes it, whichever protocol it runs.
+struct Described {
+    view: GroupView,
+    /// The view lists each member's current assignment (a classic group only when Stable; a
+    /// `consumer` group always).
+    assignments_listed: bool,
+}
+
+/// DescribeGroups for a classic group, ConsumerGroupDescribe for a `consumer` one. Kafka answers
+/// DescribeGroups for a `consumer` group with GROUP_ID_NOT_FOUND (described as `Dead` without
+/// members), so such an answer is asked again with ConsumerGroupDescribe; once a group answered
+/// that, it is asked first (until it says the group is not a consumer group). A broker without
+/// ConsumerGroupDescribe (UNSUPPORTED_VERSION) has no `consumer` groups: the classic answer
+/// stands.
+async fn describe(
+    app: &App,
+    client: &Client,
+    group: &str,
+) -> mooring_coordinator::Result<Described> {
+    let consumer_first = app
+        .state()
+        .group
+        .as_ref()
+        .is_some_and(|g| g.group_type == GROUP_TYPE_CONSUMER);
+    if consumer_first {
+        if let Some(d) = client.describe_consumer_group(group).await? {
+            return Ok(consumer_view(d));
+        }
+    }
     let description = client.describe_group(group).await?;
-    let members: Vec<GroupMemberView> = description
+    if !consumer_first && description.state == "Dead" && description.members.is_empty() {
+        match client.describe_consumer_group(group).await {
+            Ok(Some(d)) => return Ok(consumer_view(d)),
+            Ok(None) | Err(mooring_coordinator::Error::UnsupportedVersion { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(classic_view(description))
+}
+
+fn classic_view(description: GroupDescription) -> Described {
+    let members = description
         .members
         .iter()
         .map(|m| GroupMemberView {
@@ -98,10 +139,69 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
                         .collect()
                 })
                 .unwrap_or_default(),
+            member_epoch: None,
+            subscribed_topics: m
+                .subscription
+                .as_ref()
+                .map(|s| s.topics.clone())
+                .unwrap_or_default(),
+            subscribed_regex: None,
+            target_partitions: None,
         })
         .collect();
-    let state_label = if GROUP_STATES.contains(&description.state.as_str()) {
-        description.state.as_str()
+    Described {
+        assignments_listed: description.state == "Stable",
+        view: GroupView {
+            state: description.state,
+            protocol: description.protocol,
+            members,
+            observed_ms: unix_ms(),
+            group_type: GROUP_TYPE_CLASSIC,
+            group_epoch: None,
+            assignment_epoch: None,
+        },
+    }
+}
+
+fn consumer_view(d: ConsumerGroupDescription) -> Described {
+    let members = d
+        .members
+        .into_iter()
+        .map(|m| GroupMemberView {
+            member_id: m.member_id,
+            instance_id: m.instance_id,
+            client_id: m.client_id,
+            host: m.client_host,
+            partitions: m.assignment,
+            member_epoch: Some(m.member_epoch),
+            subscribed_topics: m.subscribed_topic_names,
+            subscribed_regex: m.subscribed_topic_regex,
+            target_partitions: Some(m.target_assignment),
+        })
+        .collect();
+    Described {
+        assignments_listed: true,
+        view: GroupView {
+            state: d.state,
+            protocol: d.assignor,
+            members,
+            observed_ms: unix_ms(),
+            group_type: GROUP_TYPE_CONSUMER,
+            group_epoch: Some(d.group_epoch),
+            assignment_epoch: Some(d.assignment_epoch),
+        },
+    }
+}
+
+async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordinator::Result<()> {
+    // The view counts as read when asked: it is at least this fresh.
+    let asked = Instant::now();
+    let Described {
+        view,
+        assignments_listed,
+    } = describe(app, client, group).await?;
+    let state_label = if GROUP_STATES.contains(&view.state.as_str()) {
+        view.state.as_str()
     } else {
         "Unknown"
     };
@@ -111,11 +211,18 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
             .with_label_values(&[s])
             .set(i64::from(s == state_label));
     }
-    app.metrics.group_members.set(members.len() as i64);
+    app.metrics.group_members.set(view.members.len() as i64);
+    app.metrics
+        .group_epoch
+        .set(view.group_epoch.map_or(-1, i64::from));
+    app.metrics
+        .group_assignment_epoch
+        .set(view.assignment_epoch.map_or(-1, i64::from));
+    let members = &view.members;
 
     let committed = client.committed_offsets(group, None).await?;
     let mut partitions: BTreeSet<TopicPartition> = committed.keys().cloned().collect();
-    for m in &members {
+    for m in members {
         for p in &m.partitions {
             partitions.insert(TopicPartition::new(p.topic.clone(), p.partition));
         }
@@ -130,25 +237,24 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
         client.list_offsets(&partitions, OffsetSpec::Latest).await?
     };
 
-    // Outside Stable the broker lists no assignments: owners are then kept from the last view.
-    let owners: Option<BTreeMap<TopicPartition, String>> =
-        (description.state == "Stable").then(|| {
-            members
-                .iter()
-                .flat_map(|m| {
-                    let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
-                    m.partitions.iter().map(|p| (p.clone(), owner.clone()))
-                })
-                .collect()
-        });
+    // Outside Stable the broker lists no classic group's assignments: owners are then kept
+    // from the last view.
+    let owners: Option<BTreeMap<TopicPartition, String>> = assignments_listed.then(|| {
+        members
+            .iter()
+            .flat_map(|m| {
+                let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
+                m.partitions.iter().map(|p| (p.clone(), owner.clone()))
+            })
+            .collect()
+    });
     let now = unix_now();
     let mut state = app.state();
-    state.group = Some(GroupView {
-        state: description.state.clone(),
-        protocol: description.protocol.clone(),
-        members,
-        observed_ms: unix_ms(),
-    });
+    if let Some(epoch) = view.group_epoch {
+        state.record_epoch_view(epoch, &view.members, asked);
+    }
+    let stable = view.state == "Stable";
+    state.group = Some(view);
     // The lag table is the lag series' only source (`/metrics` writes them from it): entries are
     // updated in place and only those of partitions no longer watched are removed, all under the
     // state lock, so a scrape sees every watched partition (a reset first let a concurrent scrape
@@ -198,21 +304,21 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
     }
     state.lag.retain(|k, _| watched.contains(k));
     state.samples.retain(|k, _| watched.contains(k));
-    track_members(&mut state, &description.state, asked);
+    track_members(&mut state, assignments_listed, stable, asked);
     Ok(())
 }
 
-/// Follows each member's progress for [`classify`](crate::state::classify): in a Stable view,
-/// a member whose committed offsets moved, or whose partitions have nothing waiting, made
-/// progress now; a member with new partitions starts over. Members missing from a view are
-/// marked gone (and forgotten ten minutes later).
-fn track_members(state: &mut State, group_state: &str, asked: Instant) {
+/// Follows each member's progress for [`classify`](crate::state::classify): in a view that lists
+/// assignments, a member whose committed offsets moved, or whose partitions have nothing waiting,
+/// made progress now; a member with new partitions starts over. Members missing from a view are
+/// marked gone (and forgotten ten minutes later). A Stable view's members are the ones the
+/// rebalance causes compare.
+fn track_members(state: &mut State, assignments_listed: bool, stable: bool, asked: Instant) {
     let now = Instant::now();
     let Some(view) = state.group.clone() else {
         return;
     };
     let listed: BTreeSet<String> = view.members.iter().map(|m| m.member_id.clone()).collect();
-    let stable = group_state == "Stable";
     for member in &view.members {
         let committed: BTreeMap<TopicPartition, i64> = member
             .partitions
@@ -235,8 +341,8 @@ fn track_members(state: &mut State, group_state: &str, asked: Instant) {
             });
         entry.last_seen = now;
         entry.gone = None;
-        // Outside Stable the broker lists no assignments: only the sighting counts.
-        if !stable {
+        // Without assignments (a classic group outside Stable) only the sighting counts.
+        if !assignments_listed {
             continue;
         }
         let moved = committed
