@@ -4,9 +4,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mooring_coordinator::assignor::RebalanceProtocol;
-use mooring_coordinator::group::{GroupEventKind, PhaseTimings};
+use mooring_coordinator::group::{GroupEventKind, PhaseTimings, ReconcileTimings};
 
-use super::schema::{Event, Phases};
+use super::schema::{Event, Phases, ReconcilePhases};
 use crate::processing::ProcessingEvent;
 use crate::ConsumerEvent;
 
@@ -223,9 +223,7 @@ fn group_event(kind: GroupEventKind) -> Option<Event> {
             added,
             revoked,
             total_seconds: total.as_secs_f64(),
-            revoke_seconds: phases.revoke.as_secs_f64(),
-            assign_seconds: phases.assign.as_secs_f64(),
-            acknowledge_seconds: phases.acknowledge.as_secs_f64(),
+            phases: reconcile_timings(phases),
         },
         GroupEventKind::InstanceIdUnreleased {
             instance_id,
@@ -301,6 +299,14 @@ fn phase_timings(p: PhaseTimings) -> Phases {
         assign_seconds: p.assign.as_secs_f64(),
         sync_seconds: p.sync.as_secs_f64(),
         callbacks_seconds: p.callbacks.as_secs_f64(),
+    }
+}
+
+fn reconcile_timings(p: ReconcileTimings) -> ReconcilePhases {
+    ReconcilePhases {
+        revoke_seconds: p.revoke.as_secs_f64(),
+        assign_seconds: p.assign.as_secs_f64(),
+        acknowledge_seconds: p.acknowledge.as_secs_f64(),
     }
 }
 
@@ -463,5 +469,139 @@ mod tests {
         );
         let back: Event = serde_json::from_value(json).unwrap();
         assert_eq!(back, event);
+    }
+
+    fn group(kind: GroupEventKind) -> ConsumerEvent {
+        ConsumerEvent::Group(mooring_coordinator::group::GroupEvent {
+            at: UNIX_EPOCH + Duration::from_millis(1_764_000_000_123),
+            kind,
+        })
+    }
+
+    #[test]
+    fn a_reconciliation_is_a_reconciled_line() {
+        let event = group(GroupEventKind::Reconciled {
+            member_epoch: 7,
+            added: vec![TopicPartition::new("orders", 2)],
+            revoked: vec![
+                TopicPartition::new("orders", 0),
+                TopicPartition::new("orders", 1),
+            ],
+            total: Duration::from_millis(1500),
+            phases: ReconcileTimings {
+                revoke: Duration::from_millis(1000),
+                assign: Duration::from_millis(250),
+                acknowledge: Duration::from_millis(250),
+            },
+        });
+        let (ts, event) = convert(event).expect("converted");
+        assert_eq!(ts, 1_764_000_000_123);
+        assert_eq!(event.type_name(), "reconciled");
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "type": "reconciled",
+                "member_epoch": 7,
+                "added": [{"topic": "orders", "partition": 2}],
+                "revoked": [{"topic": "orders", "partition": 0}, {"topic": "orders", "partition": 1}],
+                "total_seconds": 1.5,
+                "phases": {"revoke_seconds": 1.0, "assign_seconds": 0.25, "acknowledge_seconds": 0.25},
+            })
+        );
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn an_unreleased_instance_id_is_an_instance_id_unreleased_line() {
+        for (retry_in, shown) in [
+            (Some(Duration::from_secs(2)), serde_json::json!(2.0)),
+            (None, serde_json::Value::Null),
+        ] {
+            let event = group(GroupEventKind::InstanceIdUnreleased {
+                instance_id: "orders-consumer-2".into(),
+                attempt: 3,
+                retry_in,
+            });
+            let (_, event) = convert(event).expect("converted");
+            assert_eq!(event.type_name(), "instance_id_unreleased");
+            let json = serde_json::to_value(&event).unwrap();
+            assert_eq!(
+                json,
+                serde_json::json!({
+                    "type": "instance_id_unreleased",
+                    "instance_id": "orders-consumer-2",
+                    "attempt": 3,
+                    "retry_in_seconds": shown,
+                })
+            );
+            let back: Event = serde_json::from_value(json).unwrap();
+            assert_eq!(back, event);
+        }
+    }
+
+    /// Lines of an exporter from before the consumer protocol still parse: the new fields
+    /// default (read as a classic member), and a classic identity writes no `group_protocol`.
+    #[test]
+    fn the_new_fields_are_optional_both_ways() {
+        use crate::telemetry::schema::{Envelope, MemberIdentity, Snapshot};
+        let old = r#"{"schema":1,"seq":3,"ts_ms":5,
+            "member":{"group":"g","member_id":"m","instance_id":null,"client_id":"c"},
+            "event":{"type":"snapshot","member_state":"Stable","generation":4,"leader_id":null,
+              "protocol_name":"range","partitions":[],"in_flight":0,"concurrency":1,
+              "since_last_progress_seconds":0.0,"buffered_records":0,"stream_dropped_total":0,
+              "shutting_down":false}}"#;
+        let envelope: Envelope = serde_json::from_str(old).unwrap();
+        assert_eq!(envelope.member.group_protocol, None);
+        let Event::Snapshot(snap) = &envelope.event else {
+            panic!("a snapshot: {envelope:?}");
+        };
+        assert_eq!((&snap.group_protocol, &snap.consumer_state), (&None, &None));
+        let identity = MemberIdentity {
+            group: "g".into(),
+            ..MemberIdentity::default()
+        };
+        let json = serde_json::to_value(&identity).unwrap();
+        assert!(json.get("group_protocol").is_none(), "{json}");
+        let consumer = MemberIdentity {
+            group_protocol: Some("consumer".into()),
+            ..identity
+        };
+        assert_eq!(
+            serde_json::to_value(&consumer).unwrap()["group_protocol"],
+            "consumer"
+        );
+        let snap = Snapshot {
+            group_protocol: Some("consumer".into()),
+            consumer_state: Some("instance_id_unreleased".into()),
+            ..Snapshot::default()
+        };
+        let back: Snapshot = serde_json::from_value(serde_json::to_value(&snap).unwrap()).unwrap();
+        assert_eq!(back, snap);
+    }
+
+    #[test]
+    fn every_consumer_state_has_its_label() {
+        use crate::telemetry::schema::{consumer_state_name, CONSUMER_MEMBER_STATES};
+        use mooring_coordinator::group::ConsumerMemberState as S;
+        let all = [
+            S::Unsubscribed,
+            S::Joining,
+            S::Reconciling,
+            S::Acknowledging,
+            S::Stable,
+            S::Fenced,
+            S::Stale,
+            S::Leaving,
+            S::InstanceIdUnreleased,
+            S::Fatal,
+        ];
+        let names: Vec<&str> = all.into_iter().map(consumer_state_name).collect();
+        assert_eq!(names, CONSUMER_MEMBER_STATES);
+        // As the coordinator serializes them.
+        for (state, name) in all.into_iter().zip(names) {
+            assert_eq!(serde_json::to_value(state).unwrap(), name);
+        }
     }
 }

@@ -149,6 +149,11 @@ impl TelemetryExporter {
                 .as_ref()
                 .and_then(|g| g.group_instance_id.clone()),
             client_id: shared_state.config.client.client_id.clone(),
+            group_protocol: shared_state
+                .config
+                .group
+                .as_ref()
+                .map(|g| g.protocol.as_str().to_string()),
         };
         let shared = Arc::new(Shared {
             consumer: consumer.clone(),

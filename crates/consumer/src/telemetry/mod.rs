@@ -44,7 +44,7 @@ mod snapshot;
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
-    BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity, PartitionSnapshot,
-    Phases, RebalanceCause, Snapshot, TopicPartition, FATAL_ERROR_KINDS,
-    HANDLER_LATENCY_BUCKETS_SECONDS,
+    consumer_state_name, BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity,
+    PartitionSnapshot, Phases, RebalanceCause, ReconcilePhases, Snapshot, TopicPartition,
+    CONSUMER_MEMBER_STATES, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
 };

@@ -14,7 +14,20 @@
 //! Rules that keep the schema stable: fields are only added (never renamed or retyped) within a
 //! version; durations are `*_seconds` floats; a reader skips lines whose `type` it does not know
 //! (and counts them) instead of failing the batch. The sidecar deserializes these same types.
+//!
+//! # The `consumer` group protocol (KIP-848)
+//!
+//! Added within version 1, by those rules: the member's `group_protocol` on every line
+//! ([`MemberIdentity::group_protocol`]), the `reconciled` and `instance_id_unreleased` events
+//! ([`Event::Reconciled`], [`Event::InstanceIdUnreleased`]) and the snapshot's `group_protocol`
+//! and `consumer_state` ([`Snapshot`]). Each is absent from an older exporter's lines, and the
+//! sidecar then reads the member as a classic one (what an older consumer is). An older sidecar
+//! ignores the new fields and skips (and counts) the two new event types; the member's classic
+//! events (`rebalance_started` … `rebalance_completed`, with the member epoch as generation) still
+//! reach it, except a `rebalance_started` whose cause it does not know (`epoch_fenced`,
+//! `instance_id_unreleased`), whose completion it then counts under `unknown`.
 
+use mooring_coordinator::group::ConsumerMemberState;
 pub use mooring_coordinator::group::{RebalanceCause, TopicPartition};
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +60,10 @@ pub struct MemberIdentity {
     pub instance_id: Option<String>,
     /// `client.id`.
     pub client_id: String,
+    /// `group.protocol`: `classic` or `consumer` (absent from older exporters, and for a
+    /// consumer without a group: read as classic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_protocol: Option<String>,
 }
 
 /// Durations of one rebalance's phases, in seconds.
@@ -62,6 +79,18 @@ pub struct Phases {
     pub sync_seconds: f64,
     /// Listener calls after SyncGroup.
     pub callbacks_seconds: f64,
+}
+
+/// Durations of one reconciliation's phases (`consumer` protocol), in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReconcilePhases {
+    /// Revoking what the new target assignment no longer holds: handlers of the revoked
+    /// partitions drained, what finished committed, the listener's `revoked`.
+    pub revoke_seconds: f64,
+    /// Taking what it adds: topic ids resolved to names, the listener's `assigned`.
+    pub assign_seconds: f64,
+    /// From the end of the assign to the heartbeat answer that acknowledged the assignment.
+    pub acknowledge_seconds: f64,
 }
 
 /// What happened, tagged by `type` (snake_case variant names).
@@ -191,33 +220,32 @@ pub enum Event {
         /// When the member tries again (`None`: it does not).
         retry_in_seconds: Option<f64>,
     },
-    /// `consumer` protocol (KIP-848): the member reconciled a new target assignment; `revoked`
-    /// and `added` are what moved at this epoch (either may be empty). The protocol's
-    /// counterpart of a rebalance completed: no `joined` or `synced` come with it.
+    /// `consumer` protocol: the member reconciled the coordinator's new target assignment; what
+    /// moved at this epoch bump (either list may be empty). Under this protocol the member also
+    /// sends the classic events where they apply (`rebalance_started` … `rebalance_completed`
+    /// with the member epoch as generation, `partitions_revoked`/`_assigned`/`_lost`).
     Reconciled {
         /// The member epoch the assignment came with.
         member_epoch: i32,
         /// Partitions new to this member.
         added: Vec<TopicPartition>,
-        /// Partitions taken away (drained and committed first).
+        /// Partitions it gave up.
         revoked: Vec<TopicPartition>,
         /// From the heartbeat answer carrying the assignment to its acknowledgement.
         total_seconds: f64,
-        /// The revoke: drain, commit, the listener's `revoked`.
-        revoke_seconds: f64,
-        /// The assign: the listener's `assigned`.
-        assign_seconds: f64,
-        /// From the end of the assign to the heartbeat answer that acknowledged it.
-        acknowledge_seconds: f64,
+        /// Phase timings.
+        phases: ReconcilePhases,
     },
     /// `consumer` protocol: UNRELEASED_INSTANCE_ID, the process this static member replaces
-    /// still holds `instance_id`.
+    /// still holds `instance_id`; the member tries again (attempt `attempt`, from 1) after
+    /// `retry_in_seconds`, or, `None`, has waited `mooring.unreleased.instance.timeout.ms` and
+    /// fails.
     InstanceIdUnreleased {
         /// The instance id.
         instance_id: String,
         /// The attempt that was refused (from 1).
         attempt: u32,
-        /// When the member tries again (`None`: its bound has passed and it fails).
+        /// When it tries again (`None`: it does not).
         retry_in_seconds: Option<f64>,
     },
     /// The member left the group (or a static member closed without leaving).
@@ -394,14 +422,6 @@ pub struct Snapshot {
     pub leader_id: Option<String>,
     /// The assignor of the current generation.
     pub protocol_name: Option<String>,
-    /// `group.protocol`, `classic` or `consumer`, when in a group (absent from older exporters).
-    #[serde(default)]
-    pub group_protocol: Option<String>,
-    /// The `consumer` protocol's own member state (`Joining`, `Reconciling`, `Acknowledging`,
-    /// `Stable`, `Fenced`, `Stale`, `Leaving`, `InstanceIdUnreleased`, ...), beside
-    /// `member_state`; `None` for a classic member.
-    #[serde(default)]
-    pub consumer_state: Option<String>,
     /// Each assigned partition.
     pub partitions: Vec<PartitionSnapshot>,
     /// Handlers running now.
@@ -441,6 +461,15 @@ pub struct Snapshot {
     /// fetched from brokers of other racks.
     #[serde(default)]
     pub fetch_brokers: Vec<BrokerFetchSnapshot>,
+    /// The member's group protocol, `classic` or `consumer`, when in a group (absent from older
+    /// exporters: classic).
+    #[serde(default)]
+    pub group_protocol: Option<String>,
+    /// A `consumer`-protocol member's own state (`unsubscribed`, `joining`, `reconciling`,
+    /// `acknowledging`, `stable`, `fenced`, `stale`, `leaving`, `instance_id_unreleased`,
+    /// `fatal`); `member_state` is its classic equivalent. `None` for a classic member.
+    #[serde(default)]
+    pub consumer_state: Option<String>,
 }
 
 /// One broker in a [`Snapshot`]: what the consumer fetched from it, and how many of its
@@ -458,6 +487,37 @@ pub struct BrokerFetchSnapshot {
     pub records_total: u64,
     /// Partitions fetched from it as a follower now (the replica their leader named).
     pub follower_partitions: usize,
+}
+
+/// Every `consumer_state` of a [`Snapshot`]: the closed set of the sidecar's
+/// `mooring_consumer_member_state{state}` label.
+pub const CONSUMER_MEMBER_STATES: [&str; 10] = [
+    "unsubscribed",
+    "joining",
+    "reconciling",
+    "acknowledging",
+    "stable",
+    "fenced",
+    "stale",
+    "leaving",
+    "instance_id_unreleased",
+    "fatal",
+];
+
+/// The `consumer_state` label of `state`.
+pub fn consumer_state_name(state: ConsumerMemberState) -> &'static str {
+    match state {
+        ConsumerMemberState::Unsubscribed => "unsubscribed",
+        ConsumerMemberState::Joining => "joining",
+        ConsumerMemberState::Reconciling => "reconciling",
+        ConsumerMemberState::Acknowledging => "acknowledging",
+        ConsumerMemberState::Stable => "stable",
+        ConsumerMemberState::Fenced => "fenced",
+        ConsumerMemberState::Stale => "stale",
+        ConsumerMemberState::Leaving => "leaving",
+        ConsumerMemberState::InstanceIdUnreleased => "instance_id_unreleased",
+        ConsumerMemberState::Fatal => "fatal",
+    }
 }
 
 /// Upper bounds (seconds) of [`HandlerLatency::buckets`], the `le` labels of

@@ -1,10 +1,13 @@
-//! Builds a [`Snapshot`] of the consumer's state: member state, assignment, and per partition the
-//! position, committed offset, high watermark, pause and handlers in flight; the engine's
-//! in-flight count and the time since its last progress; the fetch loop's ticks; the handler
-//! latency histogram; what was fetched from each broker. Locks are taken briefly, one at a time,
-//! never across an `.await`.
+//! Builds a [`Snapshot`] of the consumer's state: member state (with the group protocol and a
+//! `consumer`-protocol member's own state), assignment, and per partition the position,
+//! committed offset, high watermark, pause and handlers in flight; the engine's in-flight count
+//! and the time since its last progress; the fetch loop's ticks; the handler latency histogram;
+//! what was fetched from each broker. Locks are taken briefly, one at a time, never across an
+//! `.await`.
 
-use super::schema::{BrokerFetchSnapshot, HandlerLatency, PartitionSnapshot, Snapshot};
+use super::schema::{
+    consumer_state_name, BrokerFetchSnapshot, HandlerLatency, PartitionSnapshot, Snapshot,
+};
 use crate::Consumer;
 
 /// The consumer's state now.
@@ -33,13 +36,6 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
         generation: member.as_ref().map_or(-1, |m| m.generation),
         leader_id: member.as_ref().and_then(|m| m.leader_id.clone()),
         protocol_name: member.as_ref().and_then(|m| m.protocol_name.clone()),
-        group_protocol: member
-            .as_ref()
-            .map(|m| m.group_protocol.as_str().to_owned()),
-        consumer_state: member
-            .as_ref()
-            .and_then(|m| m.consumer_state)
-            .map(|s| format!("{s:?}")),
         partitions: Vec::new(),
         in_flight: 0,
         concurrency: 0,
@@ -64,6 +60,13 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
                 follower_partitions: b.follower_partitions,
             })
             .collect(),
+        group_protocol: member
+            .as_ref()
+            .map(|m| m.group_protocol.as_str().to_string()),
+        consumer_state: member
+            .as_ref()
+            .and_then(|m| m.consumer_state)
+            .map(|s| consumer_state_name(s).to_string()),
     };
     let (ticks, since) = shared.loop_progress();
     snap.loop_ticks = ticks;

@@ -694,6 +694,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
             member_id: "sidecar-bench-member".into(),
             instance_id: None,
             client_id: "sidecar-bench".into(),
+            group_protocol: Some("classic".into()),
         },
         seq: 0,
     };
@@ -972,6 +973,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
             member_id: "sidecar-bench-member".into(),
             instance_id: None,
             client_id: "sidecar-bench".into(),
+            group_protocol: Some("classic".into()),
         },
         seq: 0,
     };

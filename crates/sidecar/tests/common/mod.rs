@@ -61,20 +61,38 @@ pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
     serde_json::from_str(&body).unwrap()
 }
 
+/// The member the test lines come from (a classic one, as an exporter before the `consumer`
+/// protocol wrote it: no `group_protocol`).
+pub fn member() -> MemberIdentity {
+    MemberIdentity {
+        group: "g".into(),
+        member_id: "m-1".into(),
+        instance_id: None,
+        client_id: "test".into(),
+        group_protocol: None,
+    }
+}
+
 /// POSTs envelopes as NDJSON.
 pub async fn post_events(addr: SocketAddr, events: &[Event]) -> (u16, String) {
+    post_events_as(addr, &member(), 0, events).await
+}
+
+/// POSTs envelopes from `member`, numbered from `first_seq`, as NDJSON.
+pub async fn post_events_as(
+    addr: SocketAddr,
+    member: &MemberIdentity,
+    first_seq: u64,
+    events: &[Event],
+) -> (u16, String) {
     let mut body = Vec::new();
-    for (seq, event) in events.iter().enumerate() {
+    for (i, event) in events.iter().enumerate() {
+        let seq = first_seq + i as u64;
         let envelope = Envelope {
             schema: 1,
-            seq: seq as u64,
-            ts_ms: 1_764_000_000_000 + seq as u64,
-            member: MemberIdentity {
-                group: "g".into(),
-                member_id: "m-1".into(),
-                instance_id: None,
-                client_id: "test".into(),
-            },
+            seq,
+            ts_ms: 1_764_000_000_000 + seq,
+            member: member.clone(),
             event: event.clone(),
         };
         serde_json::to_writer(&mut body, &envelope).unwrap();
