@@ -48,6 +48,10 @@ impl App {
         self.metrics
             .consumer_loop_stale_seconds
             .set(loop_stale(&state, now).unwrap_or(0.0));
+        let unreleased = instance_wait(&state, now);
+        self.metrics
+            .instance_id_unreleased_wait_seconds
+            .set(unreleased);
         let mut out = Vec::new();
         for kind in AlertKind::ALL {
             let t = self.config.threshold(kind);
@@ -109,6 +113,17 @@ pub fn loop_stale(state: &State, now: Instant) -> Option<f64> {
             .map(|s| s + now.duration_since(*at).as_secs_f64()),
         _ => None,
     }
+}
+
+/// Seconds the member has waited for its `group.instance.id` (0 when it does not wait, or gave
+/// up: then it fails, which its fatal error says).
+pub fn instance_wait(state: &State, now: Instant) -> f64 {
+    state
+        .member
+        .instance_id_unreleased
+        .as_ref()
+        .filter(|w| w.waiting())
+        .map_or(0.0, |w| w.waited_seconds(now))
 }
 
 /// Unix time in seconds.

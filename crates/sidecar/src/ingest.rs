@@ -1,6 +1,7 @@
 //! Ingestion: NDJSON lines from the consumer's exporter (`POST /v1/events`) → [`State`] and
 //! [`Metrics`](crate::metrics::Metrics). A line that does not parse, or whose `type` this
-//! version does not know, is skipped and counted; the rest of the batch still applies.
+//! version does not know, is skipped and counted; the rest of the batch still applies. The
+//! `consumer` protocol's own events go to [`reconcile`].
 
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use mooring_consumer::telemetry::{
 use serde::Serialize;
 
 use crate::app::{unix_ms, unix_now, App};
+use crate::reconcile;
 use crate::state::{
     classify, refine_cause, FatalErrorView, Pending, RebalanceRecord, State, Unclassified,
 };
@@ -55,6 +57,9 @@ pub fn apply(app: &App, envelope: Envelope) {
     let mut state = app.state();
     state.last_event = Some(now);
     state.identity = Some(envelope.member.clone());
+    if let Some(protocol) = &envelope.member.group_protocol {
+        reconcile::set_protocol(app, &mut state, protocol);
+    }
     let ts_ms = envelope.ts_ms;
     if state
         .member
@@ -72,6 +77,9 @@ pub fn apply(app: &App, envelope: Envelope) {
             protocol,
         } => {
             state.member.stable = false;
+            if state.member.is_consumer() {
+                reconcile::started(&mut state, cause, generation, now);
+            }
             let assignment_before = state.member.assignment.clone();
             let members_before = state.last_stable_members.as_ref().map(|(_, m)| m.clone());
             state.pending = Some(Pending {
@@ -144,6 +152,17 @@ pub fn apply(app: &App, envelope: Envelope) {
                 None => state.lost_before_start.extend(partitions),
             }
         }
+        // `consumer` protocol: the reconciliation counts (`reconcile`), not this.
+        Event::RebalanceCompleted { generation, .. } if state.member.is_consumer() => {
+            state.pending = None;
+            state.carried_cause = None;
+            state.member.generation = generation;
+            state.member.joined = true;
+            state.member.stable = true;
+            m.group_generation.set(i64::from(generation));
+            m.assigned_partitions
+                .set(state.member.assignment.len() as i64);
+        }
         Event::RebalanceCompleted {
             generation,
             total_seconds,
@@ -201,6 +220,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                     ended: now,
                     members_before,
                     fallback,
+                    epochs: None,
                 });
                 app.watch_now.notify_one();
             }
@@ -278,6 +298,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         }
         Event::FatalError { kind, message } => {
             clear_fatal(app, &mut state);
+            reconcile::end_wait(&mut state);
             let kind = if FATAL_ERROR_KINDS.contains(&kind.as_str()) {
                 kind
             } else {
@@ -292,9 +313,39 @@ pub fn apply(app: &App, envelope: Envelope) {
             });
             state.member.stable = false;
         }
+        Event::Reconciled {
+            member_epoch,
+            added,
+            revoked,
+            total_seconds,
+            phases,
+        } => {
+            let r = reconcile::Reconciled {
+                member_epoch,
+                added,
+                revoked,
+                total_seconds,
+                phases,
+            };
+            reconcile::reconciled(app, &mut state, r, now, ts_ms);
+        }
+        Event::InstanceIdUnreleased {
+            instance_id,
+            attempt,
+            retry_in_seconds,
+        } => reconcile::instance_id_unreleased(
+            app,
+            &mut state,
+            instance_id,
+            attempt,
+            retry_in_seconds,
+            now,
+            ts_ms,
+        ),
         Event::Left { .. } | Event::Shutdown { .. } => {
             state.member.joined = false;
             state.member.stable = false;
+            reconcile::end_wait(&mut state);
         }
         Event::EventsDropped { dropped_total, .. } => {
             // A total below the last one means the consumer restarted: all of it is new.
@@ -339,6 +390,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                     }
                 }
             }
+            reconcile::snapshot(app, &mut state, &snap, now, ts_ms);
             state.snapshot = Some((now, snap));
         }
         _ => {}
@@ -397,6 +449,7 @@ fn record(
         cause_basis: "member",
         members_joined: Vec::new(),
         members_left: Vec::new(),
+        reconciliation: None,
     }
 }
 
@@ -409,23 +462,36 @@ pub fn settle_causes(app: &App) {
     let timeout = (app.config.watch_interval * 3).max(Duration::from_secs(5));
     let mut state = app.state();
     while let Some(u) = state.unclassified.front().cloned() {
-        let after = match &state.last_stable_members {
-            Some((read_at, members)) if *read_at > u.ended => Some(members.clone()),
-            _ => None,
-        };
-        let (cause, joined, left, basis) = match after {
-            Some(after) => {
-                let (cause, joined, left) = classify(
-                    &u.members_before,
-                    &after,
-                    &state.member_watch,
-                    app.config.causes_stall,
-                );
-                match cause {
-                    Some(c) => (c, joined, left, "broker_view"),
-                    None => (u.fallback, joined, left, "assignment"),
+        let judged = match u.epochs {
+            // `consumer` protocol: the group's members at the member's epochs before and after.
+            Some(epochs) => crate::reconcile::classify_epochs(
+                &state.epoch_views,
+                epochs,
+                &state.member_watch,
+                app.config.causes_stall,
+            )
+            .map(|(cause, joined, left)| match cause {
+                Some(c) => (c, joined, left, "broker_view"),
+                None => (u.fallback, joined, left, "assignment"),
+            }),
+            None => match &state.last_stable_members {
+                Some((read_at, after)) if *read_at > u.ended => {
+                    let (cause, joined, left) = classify(
+                        &u.members_before,
+                        after,
+                        &state.member_watch,
+                        app.config.causes_stall,
+                    );
+                    Some(match cause {
+                        Some(c) => (c, joined, left, "broker_view"),
+                        None => (u.fallback, joined, left, "assignment"),
+                    })
                 }
-            }
+                _ => None,
+            },
+        };
+        let (cause, joined, left, basis) = match judged {
+            Some(judged) => judged,
             None if now.duration_since(u.ended) > timeout => {
                 (u.fallback, Vec::new(), Vec::new(), "assignment")
             }
@@ -455,11 +521,19 @@ fn clear_fatal(app: &App, state: &mut State) {
     }
 }
 
-/// Whether the member is ready: joined, stable, assigned, and not stopped on a fatal error.
+/// Whether the member is ready: joined, stable, assigned, and not stopped on a fatal error. A
+/// static member waiting for its `group.instance.id` (UNRELEASED_INSTANCE_ID, `consumer`
+/// protocol) is ready while it waits: the process holding the id may be the very pod a rolling
+/// update stops only once this one is ready (deploy/README.md); once it gives up it is not.
 pub fn readiness(state: &State) -> (bool, Vec<&'static str>) {
     let mut why = Vec::new();
     if state.member.fatal_error.is_some() {
         why.push("the consumer stopped on a fatal error");
+    }
+    match &state.member.instance_id_unreleased {
+        Some(wait) if wait.waiting() && why.is_empty() => return (true, why),
+        Some(_) => why.push("the member gave up waiting for its group.instance.id"),
+        None => {}
     }
     if !state.member.joined {
         why.push("not joined");

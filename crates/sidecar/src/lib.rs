@@ -10,7 +10,8 @@
 //! # Modules
 //! - [`config`]: file + environment configuration, Kafka property names, nearest-key errors.
 //! - [`metrics`]: the Prometheus series.
-//! - [`state`]: what the sidecar knows; [`ingest`]: events → state and metrics.
+//! - [`state`]: what the sidecar knows; [`ingest`]: events → state and metrics;
+//!   [`reconcile`]: the `consumer` protocol's reconciliations, causes and instance-id waits.
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
 //! - [`api`]: the axum routes; [`app`]: what they share.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod ingest;
 pub mod lag;
 pub mod metrics;
+pub mod reconcile;
 pub mod rules;
 pub mod state;
 pub mod watcher;

@@ -23,14 +23,22 @@ use mooring_consumer::telemetry::TopicPartition;
 use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
 use prometheus::core::{Collector, Desc};
 use prometheus::{
-    proto, Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    proto, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 /// Buckets for rebalance phases and callbacks (seconds).
 const REBALANCE_BUCKETS: &[f64] = &[
     0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
+/// Buckets for the partitions one reconciliation moves (revoked + added).
+const MOVED_BUCKETS: &[f64] = &[
+    0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+/// The phases of `mooring_reconcile_phase_duration_seconds`.
+pub const RECONCILE_PHASES: [&str; 3] = ["revoke", "assign", "acknowledge"];
+/// The values of `mooring_group_protocol{protocol}`.
+pub const GROUP_PROTOCOLS: [&str; 2] = ["classic", "consumer"];
 /// Buckets for round trips (seconds).
 const RTT_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -90,6 +98,15 @@ pub struct Metrics {
     pub broker_watch_last_success_timestamp_seconds: Gauge,
     pub alert_level: IntGaugeVec,
     pub consumer_fatal_error: IntGaugeVec,
+    pub group_protocol: IntGaugeVec,
+    pub consumer_member_state: IntGaugeVec,
+    pub member_epoch: IntGauge,
+    pub reconciliations_total: IntCounter,
+    pub reconcile_duration_seconds: Histogram,
+    pub reconcile_phase_duration_seconds: HistogramVec,
+    pub reconcile_partitions_moved: Histogram,
+    pub instance_id_unreleased_wait_seconds: Gauge,
+    pub instance_id_unreleased_attempts_total: IntCounter,
 }
 
 fn hist(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
@@ -180,6 +197,39 @@ impl Metrics {
             "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports.",
             &["kind"],
         );
+        let group_protocol = gvec(
+            "mooring_group_protocol",
+            "1 for the group protocol the member speaks (group.protocol: classic or consumer, from its telemetry; classic for a consumer that does not say).",
+            &["protocol"],
+        );
+        for p in GROUP_PROTOCOLS {
+            group_protocol.with_label_values(&[p]);
+        }
+        let consumer_member_state = gvec(
+            "mooring_consumer_member_state",
+            "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member.",
+            &["state"],
+        );
+        for state in mooring_consumer::telemetry::CONSUMER_MEMBER_STATES {
+            consumer_member_state.with_label_values(&[state]);
+        }
+        let reconcile_phase_duration_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "mooring_reconcile_phase_duration_seconds",
+                "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered).",
+            )
+            .buckets(REBALANCE_BUCKETS.to_vec()),
+            &["phase"],
+        )
+        .unwrap_or_else(|e| unreachable_metric("mooring_reconcile_phase_duration_seconds", e));
+        register(
+            &r,
+            "mooring_reconcile_phase_duration_seconds",
+            Box::new(reconcile_phase_duration_seconds.clone()),
+        );
+        for phase in RECONCILE_PHASES {
+            reconcile_phase_duration_seconds.with_label_values(&[phase]);
+        }
         let telemetry_events_received_total = vec(
             "mooring_telemetry_events_received_total",
             "Telemetry lines received, by type.",
@@ -222,8 +272,19 @@ impl Metrics {
             alert_level,
             consumer_fatal_error,
             telemetry_events_received_total,
+            group_protocol,
+            consumer_member_state,
+            member_epoch: int_gauge(&r, "mooring_member_epoch", "consumer protocol: the member epoch of the member's last reconciliation (the group epoch it caught up with); -1 for none or a classic member (mooring_group_generation is the classic generation)."),
+            reconciliations_total: counter(&r, "mooring_reconciliations_total", "consumer protocol: reconciliations of a new target assignment (epoch bumps the member applied), those that moved nothing included; the ones that moved partitions count in mooring_rebalances_total."),
+            reconcile_duration_seconds: hist(&r, "mooring_reconcile_duration_seconds", "consumer protocol: a reconciliation, from the heartbeat answer carrying the new assignment to its acknowledgement.", REBALANCE_BUCKETS),
+            reconcile_phase_duration_seconds,
+            reconcile_partitions_moved: hist(&r, "mooring_reconcile_partitions_moved", "consumer protocol: partitions one reconciliation moved for this member (revoked + added), per epoch bump.", MOVED_BUCKETS),
+            instance_id_unreleased_wait_seconds: gauge(&r, "mooring_instance_id_unreleased_wait_seconds", "consumer protocol: seconds this static member has waited for its group.instance.id, still held by the process it replaces (UNRELEASED_INSTANCE_ID); 0 when not waiting."),
+            instance_id_unreleased_attempts_total: counter(&r, "mooring_instance_id_unreleased_attempts_total", "consumer protocol: heartbeats refused with UNRELEASED_INSTANCE_ID."),
             registry: r,
         };
+        m.member_epoch.set(-1);
+        m.group_protocol.with_label_values(&["classic"]).set(1);
         // Not known until the broker watch reads a `consumer` group.
         m.group_epoch.set(-1);
         m.group_assignment_epoch.set(-1);

@@ -33,6 +33,53 @@ pub struct MemberView {
     /// The fatal error the consumer stopped on (its `run` returned it), until a new consumer
     /// process reports.
     pub fatal_error: Option<FatalErrorView>,
+    /// `classic` or `consumer` (`group.protocol`, as the member's lines say; `classic` when they
+    /// do not, as an older consumer's).
+    pub group_protocol: String,
+    /// A `consumer`-protocol member's own state, from its last snapshot.
+    pub consumer_state: Option<String>,
+    /// The member epoch of its last reconciliation (`consumer` protocol; `-1`: none).
+    pub member_epoch: i32,
+    /// Reconciliations (`consumer` protocol), those that moved nothing included.
+    pub reconciliations: u64,
+    /// The wait for a `group.instance.id` still held by the process this member replaces
+    /// (UNRELEASED_INSTANCE_ID), while it lasts.
+    pub instance_id_unreleased: Option<InstanceWait>,
+}
+
+impl MemberView {
+    /// Whether the member speaks the `consumer` protocol.
+    pub fn is_consumer(&self) -> bool {
+        self.group_protocol == "consumer"
+    }
+}
+
+/// A static member waiting for its `group.instance.id` (`consumer` protocol).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstanceWait {
+    /// The instance id.
+    pub instance_id: String,
+    /// The last refused attempt (from 1; 0 when only a snapshot said the member waits).
+    pub attempt: u32,
+    /// When the member tries again (`None`: it gave up, its bound passed).
+    pub retry_in_seconds: Option<f64>,
+    /// When the first refusal was seen, ms since the epoch.
+    pub since_ms: u64,
+    /// The same, for durations.
+    #[serde(skip)]
+    pub since: Instant,
+}
+
+impl InstanceWait {
+    /// The member still waits (it has not given up).
+    pub fn waiting(&self) -> bool {
+        self.retry_in_seconds.is_some()
+    }
+
+    /// Seconds since the first refusal.
+    pub fn waited_seconds(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.since).as_secs_f64()
+    }
 }
 
 /// A consumer's fatal error, as its `fatal_error` event said it.
@@ -72,6 +119,27 @@ pub struct Pending {
     pub lost: Vec<TopicPartition>,
     /// The group's members (ids) in the broker's last Stable view before it started.
     pub members_before: Option<BTreeSet<String>>,
+}
+
+/// What a `consumer`-protocol member said before its next reconciliation: the cause of the
+/// rebalance it started, and whether it waited for its instance id.
+#[derive(Debug, Clone, Default)]
+pub struct ReconcileContext {
+    /// The cause and member epoch of the last `rebalance_started`, and when it arrived.
+    pub started: Option<(RebalanceCause, i32, Instant)>,
+    /// An `instance_id_unreleased` came since the last reconciliation, first at this time.
+    pub waited_since: Option<Instant>,
+}
+
+/// A `consumer`-protocol reconciliation in `/debug/rebalances`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReconcileRecord {
+    /// The member epoch before.
+    pub member_epoch_before: i32,
+    /// The member epoch it reconciled to.
+    pub member_epoch: i32,
+    /// Revoke, assign and acknowledge phases.
+    pub phases: mooring_consumer::telemetry::ReconcilePhases,
 }
 
 /// One finished rebalance, for `/debug/rebalances`.
@@ -117,6 +185,9 @@ pub struct RebalanceRecord {
     pub members_joined: Vec<String>,
     /// Members in the broker's view before and not after.
     pub members_left: Vec<DepartedMember>,
+    /// `consumer` protocol: the reconciliation (member epochs and phases); `None` for a classic
+    /// rebalance.
+    pub reconciliation: Option<ReconcileRecord>,
 }
 
 /// A member that left, as the broker watch saw it.
@@ -162,6 +233,10 @@ pub struct Unclassified {
     pub members_before: BTreeSet<String>,
     /// The assignment-based fallback cause.
     pub fallback: RebalanceCause,
+    /// `consumer` protocol: the member epochs before and after; the cause then comes from the
+    /// group's members at those group epochs ([`State::epoch_views`]) instead of the Stable
+    /// views.
+    pub epochs: Option<(i32, i32)>,
 }
 
 /// [`GroupView::group_type`] of a classic group (DescribeGroups).
@@ -225,11 +300,19 @@ impl GroupMemberView {
 /// epoch listed them (the epoch moves whenever the membership or a subscription changes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpochView {
-    /// Each member by [`GroupMemberView::key`], with its subscription (topic names, then the
-    /// regex if any, sorted).
-    pub members: BTreeMap<String, Vec<String>>,
+    /// Each member by [`GroupMemberView::key`].
+    pub members: BTreeMap<String, EpochMember>,
     /// When that view was asked for.
     pub read_at: Instant,
+}
+
+/// One member in an [`EpochView`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpochMember {
+    /// Its member id then (the watch follows progress by member id).
+    pub member_id: String,
+    /// Its subscription: topic names sorted, then `regex:` and its regex if any.
+    pub subscription: Vec<String>,
 }
 
 /// How many group epochs [`State::epoch_views`] keeps.
@@ -305,6 +388,8 @@ pub struct State {
     pub lost_before_start: Vec<TopicPartition>,
     /// A `consumer` group's members per group epoch, the last [`EPOCH_VIEWS_KEPT`] epochs seen.
     pub epoch_views: BTreeMap<i32, EpochView>,
+    /// What the `consumer`-protocol member said since its last reconciliation.
+    pub reconcile: ReconcileContext,
 }
 
 impl State {
@@ -317,6 +402,8 @@ impl State {
             snapshot: None,
             member: MemberView {
                 generation: -1,
+                member_epoch: -1,
+                group_protocol: "classic".to_string(),
                 ..MemberView::default()
             },
             pending: None,
@@ -339,6 +426,7 @@ impl State {
             unclassified: VecDeque::new(),
             lost_before_start: Vec::new(),
             epoch_views: BTreeMap::new(),
+            reconcile: ReconcileContext::default(),
         }
     }
 
@@ -351,7 +439,11 @@ impl State {
                     let mut subscription = m.subscribed_topics.clone();
                     subscription.sort();
                     subscription.extend(m.subscribed_regex.iter().map(|r| format!("regex:{r}")));
-                    (m.key().to_string(), subscription)
+                    let member = EpochMember {
+                        member_id: m.member_id.clone(),
+                        subscription,
+                    };
+                    (m.key().to_string(), member)
                 })
                 .collect(),
             read_at,

@@ -20,6 +20,7 @@ pub(crate) async fn group(State(app): State<Arc<App>>) -> Response {
         "group_id": app.config.group_id,
         "identity": state.identity,
         "member": state.member,
+        "instance_id_unreleased": super::health::instance_wait_json(&state, std::time::Instant::now()),
         "rebalancing_since_ms": state.pending.as_ref().map(|p| p.started_ms),
         "broker_view": state.group,
         "broker_watch_error": state.watch_error,

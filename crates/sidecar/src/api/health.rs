@@ -8,6 +8,10 @@
 //! `max.poll.interval.ms`). A broker outage fails none of these, so it cannot cause a restart
 //! storm. Readiness is the member's: joined, stable, assigned.
 //!
+//! A static member waiting for its `group.instance.id` (UNRELEASED_INSTANCE_ID, `consumer`
+//! protocol) is ready while it waits, its wait in both bodies: in a surge rollout the id's holder
+//! is the old pod, which goes only once this one is ready (deploy/README.md).
+//!
 //! A consumer stopped on a fatal error (an authentication refused, ...) is not ready, and both
 //! bodies carry the error (`fatal_error`, `consumer_fatal_error`); liveness stays progress: the
 //! consumer's process exits on the error anyway, so its container restarts by itself, and a
@@ -60,6 +64,7 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
     let seen = state.last_event.is_some();
     let loop_ticks = state.snapshot.as_ref().map(|(_, s)| s.loop_ticks);
     let fatal_error = state.member.fatal_error.clone();
+    let waiting = instance_wait_json(&state, now);
     drop(state);
     let status = if problems.is_empty() {
         StatusCode::OK
@@ -75,8 +80,25 @@ pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
         "consumer_loop_stale_seconds": loop_age,
         "consumer_loop_ticks": loop_ticks,
         "consumer_fatal_error": fatal_error,
+        "instance_id_unreleased": waiting,
     });
     (status, Json(body)).into_response()
+}
+
+/// The member's wait for its `group.instance.id` (`null` when it does not wait), with the
+/// seconds waited so far.
+pub(crate) fn instance_wait_json(state: &crate::state::State, now: Instant) -> serde_json::Value {
+    match &state.member.instance_id_unreleased {
+        Some(w) => serde_json::json!({
+            "instance_id": w.instance_id,
+            "attempt": w.attempt,
+            "retry_in_seconds": w.retry_in_seconds,
+            "since_ms": w.since_ms,
+            "waited_seconds": w.waited_seconds(now),
+            "waiting": w.waiting(),
+        }),
+        None => serde_json::Value::Null,
+    }
 }
 
 pub(crate) async fn readyz(State(app): State<Arc<App>>) -> Response {
@@ -87,8 +109,12 @@ pub(crate) async fn readyz(State(app): State<Arc<App>>) -> Response {
         "problems": why,
         "member_id": state.member.member_id,
         "generation": state.member.generation,
+        "group_protocol": state.member.group_protocol,
+        "member_epoch": state.member.member_epoch,
+        "consumer_state": state.member.consumer_state,
         "assigned_partitions": state.member.assignment.len(),
         "fatal_error": state.member.fatal_error,
+        "waiting_for_instance_id": instance_wait_json(&state, Instant::now()),
     });
     drop(state);
     let status = if ready {
