@@ -135,6 +135,26 @@ tests.append({
     ],
 })
 
+# Rebalances of a consumer-protocol group: the sidecar counts each reconciliation that moved a
+# member's partitions in mooring_rebalances_total, with this protocol's causes; the count sums
+# them all as any other cause. pod-0: a join (1), a fencing (2), a join after a wait for its
+# instance id (3: warning after the 1 m `for`).
+W = "MooringRebalancesWarning"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_rebalances_total", with_(POD0, cause="member_joined"), [(0, 1441), (1, 20)]),
+        series("mooring_rebalances_total", with_(POD0, cause="epoch_fenced"), [(0, 1445), (1, 16)]),
+        series("mooring_rebalances_total", with_(POD0, cause="instance_id_unreleased"), [(0, 1450), (1, 11)]),
+        series("mooring_rebalances_total", with_(POD1, cause="epoch_fenced"), [(0, 1461)]),
+    ],
+    "alert_rule_test": [
+        check(1449, W),
+        check(1450, W),  # 3: pending for 1 m
+        check(1451, W, alert(W, group_labels(), 3)),
+    ],
+})
+
 # Fencing: any fencing is critical at once (no warning band by default), and leaves the 1 d window.
 C = "MooringFencedCritical"
 tests.append({
@@ -239,6 +259,28 @@ tests.append({
         check(25, C),  # pending
         check(26, C, alert(C, member(POD0), 301)),
         check(26, W),
+    ],
+})
+
+# The wait for an unreleased group.instance.id: 59 s ok, 60 s warning at once (the value is a
+# duration), 300 s still warning, 301 s critical; 0 again once the member joined.
+W, C = "MooringInstanceIdUnreleasedWarning", "MooringInstanceIdUnreleasedCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_instance_id_unreleased_wait_seconds", POD0,
+               [(0, 3), (59, 2), (60, 3), (300, 3), (301, 3), (0, 5)]),
+        series("mooring_instance_id_unreleased_wait_seconds", POD1, [(0, 19)]),
+    ],
+    "alert_rule_test": [
+        check(4, W),
+        check(5, W, alert(W, member(POD0), 60)),
+        check(10, W, alert(W, member(POD0), 300)),
+        check(10, C),
+        check(12, C, alert(C, member(POD0), 301)),
+        check(12, W),
+        check(15, C),
+        check(15, W),
     ],
 })
 

@@ -24,17 +24,21 @@ pub enum AlertKind {
     PollStallSeconds,
     /// Fencings (FENCED_INSTANCE_ID) in the rolling window.
     Fenced,
+    /// How long a static member has waited for its `group.instance.id` (UNRELEASED_INSTANCE_ID,
+    /// `consumer` protocol).
+    InstanceIdUnreleasedSeconds,
 }
 
 impl AlertKind {
     /// Every kind.
-    pub const ALL: [AlertKind; 6] = [
+    pub const ALL: [AlertKind; 7] = [
         AlertKind::Rebalances,
         AlertKind::RebalanceDurationSeconds,
         AlertKind::LagRecords,
         AlertKind::LagSeconds,
         AlertKind::PollStallSeconds,
         AlertKind::Fenced,
+        AlertKind::InstanceIdUnreleasedSeconds,
     ];
 
     /// The label value and config key segment.
@@ -46,6 +50,7 @@ impl AlertKind {
             AlertKind::LagSeconds => "lag_seconds",
             AlertKind::PollStallSeconds => "poll_stall_seconds",
             AlertKind::Fenced => "fenced",
+            AlertKind::InstanceIdUnreleasedSeconds => "instance_id_unreleased_seconds",
         }
     }
 

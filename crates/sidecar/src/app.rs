@@ -79,6 +79,7 @@ impl App {
                     .map(|l| l.lag_seconds)
                     .fold(0.0, f64::max),
                 AlertKind::PollStallSeconds => stall,
+                AlertKind::InstanceIdUnreleasedSeconds => unreleased,
             };
             let alert = judge(kind, value, t);
             self.metrics

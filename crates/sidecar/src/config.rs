@@ -225,6 +225,18 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         "0",
         "fencings in the window: critical above",
     ),
+    k(
+        "alerts.instance_id_unreleased_seconds.warning",
+        Kind::Number,
+        "60",
+        "consumer protocol: a static member waiting this long for its group.instance.id (held by the process it replaces): warning from",
+    ),
+    k(
+        "alerts.instance_id_unreleased_seconds.critical",
+        Kind::Number,
+        "300",
+        "the same wait: critical above (the member gives up after mooring.unreleased.instance.timeout.ms, 600 s by default)",
+    ),
 ];
 
 /// The Kafka key the sidecar reads besides the client's.

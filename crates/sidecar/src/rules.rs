@@ -7,7 +7,8 @@
 //! Each threshold alert gets a warning and a critical rule judged on the raw series (not on
 //! `mooring_alert_level`, so Prometheus judges on its own data and still alerts when a sidecar
 //! restarts and forgets its window). Aggregation names the culprit:
-//! - per member (`namespace, job, pod`): rebalance duration, poll stall, fencing;
+//! - per member (`namespace, job, pod`): rebalance duration, poll stall, fencing, the wait for an
+//!   unreleased `group.instance.id`;
 //! - per group (`namespace, job`): the rebalance count (every member sees the same rebalances;
 //!   the largest member count is the group's);
 //! - per topic (`namespace, job, topic`): lag (every sidecar of a group reports the whole group's
@@ -87,6 +88,8 @@ fn for_secs(kind: AlertKind) -> (u64, u64) {
         AlertKind::LagRecords | AlertKind::LagSeconds => (600, 300),
         // The value already is a duration (seconds without progress).
         AlertKind::PollStallSeconds => (60, 60),
+        // A duration too, and it restarts from 0 when the member gives up and its pod restarts.
+        AlertKind::InstanceIdUnreleasedSeconds => (0, 0),
     }
 }
 
@@ -111,6 +114,9 @@ fn value(kind: AlertKind, t: &Threshold) -> String {
         AlertKind::LagRecords => format!("max by ({TOPIC}) (mooring_partition_lag_records)"),
         AlertKind::LagSeconds => format!("max by ({TOPIC}) (mooring_partition_lag_seconds)"),
         AlertKind::PollStallSeconds => format!("max by ({MEMBER}) (mooring_poll_stale_seconds)"),
+        AlertKind::InstanceIdUnreleasedSeconds => {
+            format!("max by ({MEMBER}) (mooring_instance_id_unreleased_wait_seconds)")
+        }
     }
 }
 
@@ -122,6 +128,7 @@ fn title(kind: AlertKind) -> &'static str {
         AlertKind::LagRecords => "MooringLagRecords",
         AlertKind::LagSeconds => "MooringLagSeconds",
         AlertKind::PollStallSeconds => "MooringPollStall",
+        AlertKind::InstanceIdUnreleasedSeconds => "MooringInstanceIdUnreleased",
     }
 }
 
@@ -133,7 +140,7 @@ fn texts(kind: AlertKind, t: &Threshold) -> (String, String) {
     match kind {
         AlertKind::Rebalances => (
             format!("Consumer group {group}: {{value}} rebalances in {window} ({{bound}})"),
-            format!("A member of {group} took part in {{{{ $value }}}} rebalances in the last {window}. Static members that restart within session.timeout.ms cause none; see /debug/rebalances on any member's sidecar for each one's cause, and mooring_rebalances_total by cause."),
+            format!("A member of {group} took part in {{{{ $value }}}} rebalances in the last {window} (consumer protocol: reconciliations that moved its partitions; an epoch bump that moved none is not counted). Static members that restart within session.timeout.ms cause none; see /debug/rebalances on any member's sidecar for each one's cause, and mooring_rebalances_total by cause."),
         ),
         AlertKind::Fenced => (
             format!("Member {member} was fenced {{value}} times in {window} ({{bound}})"),
@@ -154,6 +161,10 @@ fn texts(kind: AlertKind, t: &Threshold) -> (String, String) {
         AlertKind::PollStallSeconds => (
             format!("Member {member}: no processing progress for {{value}} s while records wait ({{bound}})"),
             "The processing loop has made no progress although records or handlers are waiting: a stuck handler, a deadlock, or a downstream that never answers. Past the critical threshold the sidecar's /healthz fails and the kubelet restarts the consumer.".to_string(),
+        ),
+        AlertKind::InstanceIdUnreleasedSeconds => (
+            format!("Member {member} has waited {{value}} s for its group.instance.id ({{bound}})"),
+            "consumer protocol: UNRELEASED_INSTANCE_ID, the process this static member replaces still holds its group.instance.id (a surge rollout whose old pod has not stopped, or a predecessor that died without leaving and whose session has not expired). The member retries and stays Ready meanwhile (deploy/README.md); after mooring.unreleased.instance.timeout.ms it gives up. Find the other holder of the id: /debug/group's broker_view lists each member's instance id and epoch.".to_string(),
         ),
     }
 }

@@ -1,7 +1,7 @@
 //! A `consumer`-protocol (KIP-848) member's synthetic telemetry through a sidecar without a
 //! broker: the protocol's series in the scrape (checked by `promtool check metrics`), the
 //! reconciliations in `/debug/rebalances`, and a static member waiting for its
-//! `group.instance.id`: shown in `/readyz`, `/healthz`, `/debug/group` and the
+//! `group.instance.id`: shown in `/readyz`, `/healthz`, `/debug/group`, `/alerts` and the
 //! scrape, ready while it waits, not ready once it gives up.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the test
@@ -12,7 +12,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{get, get_json, member, metric, post_events, post_events_as, sidecar};
+use common::{alert_entry, get, get_json, member, metric, post_events, post_events_as, sidecar};
 use mooring_consumer::telemetry::{
     Event, MemberIdentity, RebalanceCause, ReconcilePhases, Snapshot, TopicPartition,
 };
@@ -189,7 +189,8 @@ async fn a_consumer_protocol_member_s_series_and_timeline() {
 
 #[tokio::test]
 async fn a_member_waiting_for_its_instance_id_stays_ready_until_it_gives_up() {
-    let s = sidecar("").await;
+    let s =
+        sidecar("[alerts.instance_id_unreleased_seconds]\nwarning = 0.05\ncritical = 3600\n").await;
     let me = consumer_member(Some("orders-consumer-2"));
     let waits: Vec<Event> = (1..=2)
         .map(|attempt| Event::InstanceIdUnreleased {
@@ -222,12 +223,23 @@ async fn a_member_waiting_for_its_instance_id_stays_ready_until_it_gives_up() {
         group["member"]["consumer_state"], "instance_id_unreleased",
         "{group}"
     );
+    let alerts = get_json(s.addr, "/alerts").await;
+    let entry = alert_entry(&alerts, "instance_id_unreleased_seconds");
+    assert_eq!(entry["level"], 1, "{entry}");
+    assert!(entry["value"].as_f64().unwrap() >= 0.1, "{entry}");
     let (_, text) = get(s.addr, "/metrics").await;
     assert_eq!(
         metric(&text, "mooring_instance_id_unreleased_attempts_total"),
         Some(2.0)
     );
     assert!(metric(&text, "mooring_instance_id_unreleased_wait_seconds").unwrap() >= 0.1);
+    assert_eq!(
+        metric(
+            &text,
+            "mooring_alert_level{alert=\"instance_id_unreleased_seconds\"}"
+        ),
+        Some(1.0)
+    );
     assert_eq!(
         metric(
             &text,
