@@ -131,14 +131,14 @@ LEVELS = [
 def overview():
     return [
         stat("Group state", [target(f"max by (state) (mooring_group_state{{{GROUP}}}) == 1", "{{state}}")],
-             description="The group's state as DescribeGroups reports it (Stable, PreparingRebalance, CompletingRebalance, Empty, Dead).",
+             description="The group's state as DescribeGroups reports it (Stable, PreparingRebalance, CompletingRebalance, Empty, Dead), or ConsumerGroupDescribe for a consumer-protocol group (Stable, Assigning, Reconciling, Empty, Dead).",
              options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
                       "colorMode": "none", "graphMode": "none", "textMode": "name",
                       "justifyMode": "auto", "orientation": "auto", **STAT_REQUIRED}),
         stat("Members", [target(f"max(mooring_group_members{{{GROUP}}})", "members")],
-             description="Members of the group, from the broker (DescribeGroups)."),
+             description="Members of the group, from the broker (DescribeGroups, ConsumerGroupDescribe)."),
         stat("Generation", [target(f"max(mooring_group_generation{{{GROUP}}})", "generation")],
-             description="The group's generation: it moves by one per rebalance. A rolling update of static members must not move it."),
+             description="The group's generation (consumer protocol: the member epoch): it moves by one per rebalance. A rolling update of static members must not move it."),
         stat("Assigned partitions", [target(f"sum(mooring_assigned_partitions{{{MEMBER}}})", "assigned")],
              description="Partitions assigned to the selected members, summed."),
         stat("Rebalances (24 h, largest member)",
@@ -199,6 +199,62 @@ def rebalances():
               mappings=LEVELS, steps=[(None, "green"), (1, "orange"), (2, "red")],
               description="The sidecars' own levels (GET /alerts): 0 ok, 1 warning, 2 critical; the worst member's.",
               options=TIMELINE_OPTIONS),
+    ]
+
+
+def reconciliation():
+    phases = [(p, p) for p in ("revoke", "assign", "acknowledge")]
+    return [
+        stat("Group protocol", [target(f"max by (protocol) (mooring_group_protocol{{{MEMBER}}}) == 1", "{{protocol}}")],
+             description="group.protocol of the selected members: classic (JoinGroup/SyncGroup) or consumer (KIP-848: the broker assigns, members reconcile). The rows below are the consumer protocol's.",
+             options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                      "colorMode": "none", "graphMode": "none", "textMode": "name",
+                      "justifyMode": "auto", "orientation": "auto", **STAT_REQUIRED}),
+        stat("Group epoch", [target(f"max(mooring_group_epoch{{{GROUP}}})", "group epoch")],
+             description="ConsumerGroupDescribe's group epoch: it moves when a member joins or leaves, a subscription changes or the subscribed topics do. -1 for a classic group."),
+        stat("Assignment epoch", [target(f"max(mooring_group_assignment_epoch{{{GROUP}}})", "assignment epoch")],
+             description="The epoch of the coordinator's target assignment: below the group epoch while the assignor has not run."),
+        stat("Reconciliations (24 h)", [target(f"round(sum(increase(mooring_reconciliations_total{{{MEMBER}}}[1d])))", "reconciliations")],
+             description="Epoch bumps the selected members reconciled, those that moved nothing included; those that moved partitions count as rebalances (Rebalances row, MooringRebalances)."),
+        stat("Partitions moved (24 h)", [target(f"round(sum(increase(mooring_reconcile_partitions_moved_sum{{{MEMBER}}}[1d])))", "moved")],
+             description="Partitions revoked plus added by the selected members' reconciliations."),
+        stat("Waiting for an instance id", [target(f"max(mooring_instance_id_unreleased_wait_seconds{{{MEMBER}}})", "longest wait")],
+             unit="s", steps=[(None, "green"), (60, "orange"), (300.001, "red")],
+             description="The longest wait of a static member for its group.instance.id (UNRELEASED_INSTANCE_ID), 0 when none waits (MooringInstanceIdUnreleased)."),
+        ts("Epochs", [target(f"max(mooring_group_epoch{{{GROUP}}})", "group epoch"),
+                      target(f"max(mooring_group_assignment_epoch{{{GROUP}}})", "assignment epoch"),
+                      target(f"mooring_member_epoch{{{MEMBER}}}", "{{pod}} member epoch")],
+           w=12, description="A member's epoch catches up with the group epoch as it reconciles; one that stays behind is slow to revoke (or fenced, back at 0)."),
+        ts("Members by state", [target(f"sum by (state) (mooring_consumer_member_state{{{MEMBER}}})", "{{state}}")], w=12,
+           description="The selected consumer-protocol members in each of their states (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...)."),
+        ts("Reconciliation phases (p95)",
+           [target(f"histogram_quantile(0.95, sum by (le) (rate(mooring_reconcile_duration_seconds_bucket{{{MEMBER}}}[{RI}])))", "total")] +
+           [target(f'histogram_quantile(0.95, sum by (le) (rate(mooring_reconcile_phase_duration_seconds_bucket{{{MEMBER}, phase="{ph}"}}[{RI}])))', name)
+            for name, ph in phases],
+           w=12, h=9, unit="s",
+           description="From the heartbeat answer carrying a new assignment to its acknowledgement: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (the assigned callback), acknowledge (the next heartbeat)."),
+        panel("heatmap", "Partitions moved per epoch bump",
+              [target(f"sum by (le) (increase(mooring_reconcile_partitions_moved_bucket{{{MEMBER}}}[{RI}]))", "{{le}}",
+                      format="heatmap")],
+              w=12, h=9, unit="short",
+              description="Revoked plus added per reconciliation (le=0: an epoch bump that moved nothing of this member's).",
+              options={"calculate": False, "cellGap": 1, "yAxis": {"unit": "short"}, "showValue": "auto",
+                       "color": {"mode": "scheme", "scheme": "Blues", "steps": 64, "fill": "dark-blue",
+                                 "exponent": 0.5, "reverse": False},
+                       "exemplars": {"color": "rgba(255,0,255,0.7)"},
+                       "rowsFrame": {"layout": "auto"}, "tooltip": {"mode": "single", "yHistogram": True},
+                       "legend": {"show": True}}),
+        ts("Reconciliations and partitions moved per hour",
+           [target(f"sum by (pod) (rate(mooring_reconciliations_total{{{MEMBER}}}[{RI}])) * 3600", "{{pod}} reconciliations"),
+            target(f"sum by (pod) (rate(mooring_reconcile_partitions_moved_sum{{{MEMBER}}}[{RI}])) * 3600", "{{pod}} partitions moved")],
+           w=12, unit="short"),
+        ts("Instance id waits",
+           [target(f"mooring_instance_id_unreleased_wait_seconds{{{MEMBER}}}", "{{pod}} waited"),
+            target(f"sum by (pod) (increase(mooring_instance_id_unreleased_attempts_total{{{MEMBER}}}[{RI}]))", "{{pod}} refused attempts")],
+           w=12, unit="s", steps=[(None, "green"), (60, "orange"), (300.001, "red")],
+           custom={"thresholdsStyle": {"mode": "line"}},
+           overrides=[{"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [{"id": "unit", "value": "short"}]}],
+           description="UNRELEASED_INSTANCE_ID: a static member waits for the process it replaces to release its group.instance.id (it stays Ready meanwhile, deploy/README.md). MooringInstanceIdUnreleased: warning from 60 s, critical above 300 s."),
     ]
 
 
@@ -311,6 +367,7 @@ def health():
 row("Group overview", False, overview)
 row("Rebalances", False, rebalances)
 row("Lag", False, lag)
+row("Reconciliation (consumer protocol)", True, reconciliation)
 row("Partitions", True, partitions)
 row("Processing", True, processing)
 row("Health", True, health)
@@ -329,7 +386,7 @@ dashboard = {
     "id": None,
     "uid": "mooring-consumer",
     "title": "Mooring consumer",
-    "description": "Mooring consumers and their sidecars: group, rebalances, lag, partitions, processing, health. Source: dashboards/generate.py.",
+    "description": "Mooring consumers and their sidecars: group, rebalances, lag, reconciliation (consumer protocol), partitions, processing, health. Source: dashboards/generate.py.",
     "tags": ["mooring", "kafka"],
     "timezone": "browser",
     "editable": True,
