@@ -78,7 +78,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         } => {
             state.member.stable = false;
             if state.member.is_consumer() {
-                reconcile::started(&mut state, cause, generation, now);
+                reconcile::started(&mut state, cause, generation, ts_ms);
             }
             let assignment_before = state.member.assignment.clone();
             let members_before = state.last_stable_members.as_ref().map(|(_, m)| m.clone());
@@ -121,6 +121,9 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.joined = true;
             state.member.fenced = false;
             m.group_generation.set(i64::from(generation));
+            if state.member.is_consumer() {
+                reconcile::set_member_epoch(app, &mut state, generation);
+            }
         }
         Event::Synced { sync_seconds, .. } => m.sync_duration_seconds.observe(sync_seconds),
         Event::PartitionsAssigned {
@@ -156,6 +159,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         Event::RebalanceCompleted { generation, .. } if state.member.is_consumer() => {
             state.pending = None;
             state.carried_cause = None;
+            reconcile::set_member_epoch(app, &mut state, generation);
             state.member.generation = generation;
             state.member.joined = true;
             state.member.stable = true;
@@ -264,14 +268,19 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.push_record(rec);
         }
         Event::Heartbeat {
+            generation,
             latency_seconds,
             error,
-            ..
         } => {
             m.heartbeat_response_duration_seconds
                 .observe(latency_seconds);
             match error {
-                None => m.last_heartbeat_timestamp_seconds.set(unix_now()),
+                None => {
+                    m.last_heartbeat_timestamp_seconds.set(unix_now());
+                    if state.member.is_consumer() {
+                        reconcile::heartbeat(&mut state, generation);
+                    }
+                }
                 Some(_) => m.heartbeats_failed_total.inc(),
             }
         }

@@ -19,12 +19,20 @@
 //! - its own join (member epoch 0 or less before): `member_joined`;
 //! - otherwise another member's change moved the group epoch, and the broker tells which: the
 //!   members of the group (ConsumerGroupDescribe, [`State::epoch_views`]) at the member's epoch
-//!   before against those at the epoch it reconciled to: a member gone whose commits stood still
+//!   before against those at the epoch the change brought: a member gone whose commits stood still
 //!   → `session_timeout`, else gone → `member_left`, new → `member_joined`, the same members with
 //!   another subscription → `subscription_change`, nothing else → `metadata_change` (the
 //!   subscribed topics changed: partitions added, a topic created or deleted). Without those
 //!   views (no broker watch, or the epochs were not seen within three watch intervals), the
 //!   member's own assignment decides as for the classic protocol.
+//!
+//! The epochs, as the member's events give them: the epoch it held before is the one its last
+//! answered heartbeat was sent with (its `rebalance_started` names the epoch it holds when the
+//! reconciliation starts, already the new one when the assignment came with it). The epoch the
+//! change brought is the one the assignment came with, but a member that must revoke stays at
+//! its epoch until it has (the coordinator moves it on with the acknowledgement), so for a revoke
+//! it is a later one: at least the epoch before plus one. The member's current epoch
+//! (`mooring_member_epoch`) is what its `joined`, `rebalance_completed` and snapshots say.
 //!
 //! A static member that takes over its predecessor's place (the predecessor left with epoch -2,
 //! its assignment held) does not move the group epoch: its first reconciliation reaches a group
@@ -99,6 +107,9 @@ pub fn snapshot(app: &App, state: &mut State, snap: &Snapshot, now: Instant, ts_
     if let Some(protocol) = &snap.group_protocol {
         set_protocol(app, state, protocol);
     }
+    if state.member.is_consumer() {
+        set_member_epoch(app, state, snap.generation);
+    }
     set_consumer_state(&app.metrics, state, snap.consumer_state.clone());
     match snap.consumer_state.as_deref() {
         Some("instance_id_unreleased") if state.member.instance_id_unreleased.is_none() => {
@@ -114,7 +125,7 @@ pub fn snapshot(app: &App, state: &mut State, snap: &Snapshot, now: Instant, ts_
                 since_ms: ts_ms,
                 since: now,
             });
-            state.reconcile.waited_since.get_or_insert(now);
+            state.reconcile.waited_since_ms.get_or_insert(ts_ms);
         }
         Some("instance_id_unreleased") => {}
         Some(_) => end_wait(state),
@@ -165,15 +176,32 @@ pub fn instance_id_unreleased(
         since_ms,
         since,
     });
-    state.reconcile.waited_since.get_or_insert(since);
+    state.reconcile.waited_since_ms.get_or_insert(since_ms);
     state.member.joined = false;
     state.member.stable = false;
 }
 
-/// A `rebalance_started` of a `consumer`-protocol member: its cause, for the reconciliation that
-/// follows.
-pub fn started(state: &mut State, cause: RebalanceCause, member_epoch: i32, now: Instant) {
-    state.reconcile.started = Some((cause, member_epoch, now));
+/// The member's current epoch (its `joined`, `rebalance_completed` and snapshots say it, and a
+/// reconciliation that came with a later one).
+pub fn set_member_epoch(app: &App, state: &mut State, epoch: i32) {
+    state.member.member_epoch = epoch;
+    app.metrics.member_epoch.set(i64::from(epoch));
+}
+
+/// A `rebalance_started` of a `consumer`-protocol member: its cause and the epoch it held, for
+/// the reconciliation that follows. The member names the epoch it holds when it starts (`-1`
+/// for a join), which is already the new one when the assignment came with it; the heartbeat
+/// before said the one it held.
+pub fn started(state: &mut State, cause: RebalanceCause, member_epoch: i32, ts_ms: u64) {
+    let held = state
+        .heartbeat_epoch
+        .map_or(member_epoch, |e| e.min(member_epoch));
+    state.reconcile.started = Some((cause, held, ts_ms));
+}
+
+/// An answered heartbeat of a `consumer`-protocol member, sent with `member_epoch`.
+pub fn heartbeat(state: &mut State, member_epoch: i32) {
+    state.heartbeat_epoch = Some(member_epoch);
 }
 
 /// A `reconciled` event: the metrics of every reconciliation; for one that moved partitions,
@@ -195,13 +223,27 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
     }
     let moved = r.added.len() + r.revoked.len();
     m.reconcile_partitions_moved.observe(moved as f64);
-    m.member_epoch.set(i64::from(r.member_epoch));
-    m.group_generation.set(i64::from(r.member_epoch));
 
     let context = std::mem::take(&mut state.reconcile);
-    let epoch_before = context
-        .started
-        .map_or(state.member.member_epoch, |(_, epoch, _)| epoch);
+    let epoch_before = context.started.map_or_else(
+        || state.heartbeat_epoch.unwrap_or(state.member.member_epoch),
+        |(_, epoch, _)| epoch,
+    );
+    let own_join = epoch_before <= 0;
+    // `member_epoch` is the epoch the assignment came with. A member that must revoke stays at
+    // its epoch until it has (the coordinator bumps it on the acknowledgement), so a revoke
+    // comes with the epoch before; the group epoch that caused it is a later one all the same.
+    let epoch_after = if own_join {
+        r.member_epoch
+    } else {
+        r.member_epoch.max(epoch_before.saturating_add(1))
+    };
+    let current = if own_join {
+        r.member_epoch
+    } else {
+        state.member.member_epoch.max(r.member_epoch)
+    };
+    set_member_epoch(app, state, current);
     let assignment_before = state.member.assignment.clone();
     // The member's partitions events may have moved the assignment already: apply what the
     // reconciliation says once more (removing and adding are idempotent).
@@ -214,8 +256,6 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
     state.member.assignment.sort();
     m.assigned_partitions
         .set(state.member.assignment.len() as i64);
-    state.member.member_epoch = r.member_epoch;
-    state.member.generation = r.member_epoch;
     state.member.reconciliations += 1;
     state.member.joined = true;
     state.member.stable = true;
@@ -225,15 +265,15 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         return;
     }
 
-    // When the reconciliation began: its rebalance_started, else its own duration back.
-    let began = context.started.map_or_else(
-        || {
-            now.checked_sub(Duration::from_secs_f64(r.total_seconds.max(0.0)))
-                .unwrap_or(now)
-        },
+    // When the reconciliation began, by the member's clock: its rebalance_started (or the first
+    // refusal of its instance id), else its own duration back.
+    let began_ms = context.started.map_or_else(
+        || ts_ms.saturating_sub((r.total_seconds.max(0.0) * 1000.0) as u64),
         |(_, _, at)| at,
     );
-    let began = context.waited_since.map_or(began, |w| w.min(began));
+    let began_ms = context
+        .waited_since_ms
+        .map_or(began_ms, |w| w.min(began_ms));
     let reported = context.started.map(|(cause, _, _)| cause);
     let pending = state.pending.take();
     let lost = pending
@@ -254,8 +294,8 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         .as_ref()
         .is_some_and(|i| i.instance_id.is_some());
     let (cause, basis) = if static_member
-        && epoch_before <= 0
-        && static_replacement(&state.epoch_views, r.member_epoch, began)
+        && own_join
+        && static_replacement(&state.epoch_views, r.member_epoch, began_ms)
     {
         (
             reported
@@ -265,9 +305,9 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         )
     } else if let Some(cause) = reported.filter(|c| reported_by_member(*c)) {
         (cause, "member")
-    } else if context.waited_since.is_some() {
+    } else if context.waited_since_ms.is_some() {
         (RebalanceCause::InstanceIdUnreleased, "member")
-    } else if epoch_before <= 0 {
+    } else if own_join {
         (RebalanceCause::MemberJoined, "member")
     } else if watching {
         (fallback, "pending")
@@ -322,7 +362,7 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
             ended: now,
             members_before: BTreeSet::new(),
             fallback,
-            epochs: Some((epoch_before, r.member_epoch)),
+            epochs: Some((epoch_before, epoch_after)),
         });
         app.watch_now.notify_one();
     }
@@ -357,14 +397,18 @@ fn timed(app: &App, state: &mut State, seconds: f64, now: Instant) {
 }
 
 /// Whether a static member's first reconciliation, to `member_epoch`, took over a predecessor's
-/// place: a view read before it began already showed that group epoch (a join that moves the
-/// group epoch reaches one no earlier view had).
+/// place: a view answered before it began (`began_ms`) already showed that group epoch (a join
+/// that moves the group epoch reaches one no earlier view had). The member's lines may arrive
+/// after the watch has seen what followed them, hence the member's own clock (the pod's
+/// containers share the node's).
 pub fn static_replacement(
     views: &BTreeMap<i32, EpochView>,
     member_epoch: i32,
-    began: Instant,
+    began_ms: u64,
 ) -> bool {
-    views.range(member_epoch..).any(|(_, v)| v.read_at < began)
+    views
+        .range(member_epoch..)
+        .any(|(_, v)| v.answered_ms < began_ms)
 }
 
 /// The cause of a reconciliation from member epoch `before` to `after`, from the group's

@@ -38,7 +38,7 @@ pub struct MemberView {
     pub group_protocol: String,
     /// A `consumer`-protocol member's own state, from its last snapshot.
     pub consumer_state: Option<String>,
-    /// The member epoch of its last reconciliation (`consumer` protocol; `-1`: none).
+    /// The member's current epoch (`consumer` protocol; `-1`: none).
     pub member_epoch: i32,
     /// Reconciliations (`consumer` protocol), those that moved nothing included.
     pub reconciliations: u64,
@@ -125,10 +125,13 @@ pub struct Pending {
 /// rebalance it started, and whether it waited for its instance id.
 #[derive(Debug, Clone, Default)]
 pub struct ReconcileContext {
-    /// The cause and member epoch of the last `rebalance_started`, and when it arrived.
-    pub started: Option<(RebalanceCause, i32, Instant)>,
-    /// An `instance_id_unreleased` came since the last reconciliation, first at this time.
-    pub waited_since: Option<Instant>,
+    /// The cause of the last `rebalance_started`, the member epoch held before it (see
+    /// [`State::heartbeat_epoch`]), and when it happened (ms since the epoch, the member's
+    /// clock: its lines may arrive later than the broker watch's views of what followed).
+    pub started: Option<(RebalanceCause, i32, u64)>,
+    /// An `instance_id_unreleased` came since the last reconciliation, the first one at this
+    /// time (ms since the epoch).
+    pub waited_since_ms: Option<u64>,
 }
 
 /// A `consumer`-protocol reconciliation in `/debug/rebalances`.
@@ -136,7 +139,8 @@ pub struct ReconcileContext {
 pub struct ReconcileRecord {
     /// The member epoch before.
     pub member_epoch_before: i32,
-    /// The member epoch it reconciled to.
+    /// The member epoch the assignment came with: a revoke's is the epoch before (the
+    /// coordinator moves a member to the new epoch once it has revoked).
     pub member_epoch: i32,
     /// Revoke, assign and acknowledge phases.
     pub phases: mooring_consumer::telemetry::ReconcilePhases,
@@ -302,8 +306,8 @@ impl GroupMemberView {
 pub struct EpochView {
     /// Each member by [`GroupMemberView::key`].
     pub members: BTreeMap<String, EpochMember>,
-    /// When that view was asked for.
-    pub read_at: Instant,
+    /// When that view's answer came back, ms since the epoch.
+    pub answered_ms: u64,
 }
 
 /// One member in an [`EpochView`].
@@ -390,6 +394,9 @@ pub struct State {
     pub epoch_views: BTreeMap<i32, EpochView>,
     /// What the `consumer`-protocol member said since its last reconciliation.
     pub reconcile: ReconcileContext,
+    /// The epoch of the `consumer`-protocol member's last answered heartbeat: the answer that
+    /// brings a new assignment with a new epoch follows a heartbeat sent with the one before.
+    pub heartbeat_epoch: Option<i32>,
 }
 
 impl State {
@@ -427,11 +434,12 @@ impl State {
             lost_before_start: Vec::new(),
             epoch_views: BTreeMap::new(),
             reconcile: ReconcileContext::default(),
+            heartbeat_epoch: None,
         }
     }
 
     /// Keeps the members a `consumer` group had at `epoch`, from the first view that showed it.
-    pub fn record_epoch_view(&mut self, epoch: i32, members: &[GroupMemberView], read_at: Instant) {
+    pub fn record_epoch_view(&mut self, epoch: i32, members: &[GroupMemberView], answered_ms: u64) {
         self.epoch_views.entry(epoch).or_insert_with(|| EpochView {
             members: members
                 .iter()
@@ -446,7 +454,7 @@ impl State {
                     (m.key().to_string(), member)
                 })
                 .collect(),
-            read_at,
+            answered_ms,
         });
         while self.epoch_views.len() > EPOCH_VIEWS_KEPT {
             self.epoch_views.pop_first();

@@ -200,6 +200,8 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
         view,
         assignments_listed,
     } = describe(app, client, group).await?;
+    // The broker's state at some moment before this: what any event after it must follow.
+    let answered_ms = unix_ms();
     let state_label = if GROUP_STATES.contains(&view.state.as_str()) {
         view.state.as_str()
     } else {
@@ -251,7 +253,7 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordina
     let now = unix_now();
     let mut state = app.state();
     if let Some(epoch) = view.group_epoch {
-        state.record_epoch_view(epoch, &view.members, asked);
+        state.record_epoch_view(epoch, &view.members, answered_ms);
     }
     let stable = view.state == "Stable";
     state.group = Some(view);

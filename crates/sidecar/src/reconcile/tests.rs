@@ -50,9 +50,21 @@ impl Member {
             Envelope {
                 schema: 1,
                 seq: self.seq,
-                ts_ms: 1_764_000_000_000 + self.seq,
+                ts_ms: T0 + self.seq,
                 member: self.identity.clone(),
                 event,
+            },
+        );
+    }
+
+    /// An answered heartbeat sent with `epoch`.
+    fn beat(&mut self, app: &App, epoch: i32) {
+        self.send(
+            app,
+            Event::Heartbeat {
+                generation: epoch,
+                latency_seconds: 0.001,
+                error: None,
             },
         );
     }
@@ -121,7 +133,10 @@ fn total(app: &App) -> u64 {
     RebalanceCause::ALL.iter().map(|c| counted(app, *c)).sum()
 }
 
-fn view(members: &[(&str, Option<&str>, &[&str])], read_at: Instant) -> EpochView {
+/// When the member's first line happened (its lines are numbered from here, 1 ms apart).
+const T0: u64 = 1_764_000_000_000;
+
+fn view(members: &[(&str, Option<&str>, &[&str])], answered_ms: u64) -> EpochView {
     let list: Vec<GroupMemberView> = members
         .iter()
         .map(|(id, instance, topics)| GroupMemberView {
@@ -137,7 +152,7 @@ fn view(members: &[(&str, Option<&str>, &[&str])], read_at: Instant) -> EpochVie
         })
         .collect();
     let mut state = State::new(1);
-    state.record_epoch_view(1, &list, read_at);
+    state.record_epoch_view(1, &list, answered_ms);
     state.epoch_views.remove(&1).expect("recorded")
 }
 
@@ -323,7 +338,7 @@ fn a_wait_for_the_instance_id_is_shown_and_names_the_join_it_delayed() {
 #[test]
 fn a_static_member_taking_over_its_predecessor_is_no_rebalance() {
     let app = app(true);
-    let before = Instant::now();
+    let before = T0 - 1000;
     {
         let mut state = app.state();
         let members = view(
@@ -335,7 +350,6 @@ fn a_static_member_taking_over_its_predecessor_is_no_rebalance() {
         );
         state.epoch_views.insert(5, members);
     }
-    std::thread::sleep(Duration::from_millis(5));
     let mut m = Member::new(Some("pod-0"));
     m.reconcile(
         &app,
@@ -356,7 +370,20 @@ fn a_static_member_taking_over_its_predecessor_is_no_rebalance() {
     drop(state);
 
     // A join that moved the group epoch past every earlier view is one.
-    let app = app_with_view(5);
+    let app = app_with_view(5, T0 - 1000);
+    let mut m = Member::new(Some("pod-0"));
+    m.reconcile(
+        &app,
+        RebalanceCause::MemberJoined,
+        (0, 6),
+        vec![p(0)],
+        vec![],
+    );
+    assert_eq!(counted(&app, RebalanceCause::MemberJoined), 1);
+
+    // So is one whose epoch a view showed first after the join began, by the member's clock,
+    // even when that view reached the sidecar before the member's lines did (seen live).
+    let app = app_with_view(6, T0 + 10);
     let mut m = Member::new(Some("pod-0"));
     m.reconcile(
         &app,
@@ -368,12 +395,11 @@ fn a_static_member_taking_over_its_predecessor_is_no_rebalance() {
     assert_eq!(counted(&app, RebalanceCause::MemberJoined), 1);
 }
 
-fn app_with_view(epoch: i32) -> App {
+fn app_with_view(epoch: i32, answered_ms: u64) -> App {
     let app = app(true);
     app.state()
         .epoch_views
-        .insert(epoch, view(&[("a", None, &["orders"])], Instant::now()));
-    std::thread::sleep(Duration::from_millis(5));
+        .insert(epoch, view(&[("a", None, &["orders"])], answered_ms));
     app
 }
 
@@ -409,9 +435,7 @@ fn the_broker_s_members_per_epoch_name_another_member_s_change() {
     ];
     for (before, after, want) in cases {
         let app = app(true);
-        app.state()
-            .epoch_views
-            .insert(3, view(before, Instant::now()));
+        app.state().epoch_views.insert(3, view(before, T0));
         let mut m = Member::new(None);
         m.reconcile(
             &app,
@@ -420,13 +444,13 @@ fn the_broker_s_members_per_epoch_name_another_member_s_change() {
             vec![p(0), p(1)],
             vec![],
         );
-        m.reconcile(&app, RebalanceCause::Unknown, (3, 4), vec![], vec![p(1)]);
+        // A revoke comes with the epoch before: the coordinator moves the member on once it has
+        // revoked; the change is the next group epoch's.
+        m.reconcile(&app, RebalanceCause::Unknown, (3, 3), vec![], vec![p(1)]);
         assert_eq!(total(&app), 1, "the second waits for the broker");
         crate::ingest::settle_causes(&app);
         assert_eq!(total(&app), 1, "no view at epoch 4 yet");
-        app.state()
-            .epoch_views
-            .insert(4, view(after, Instant::now()));
+        app.state().epoch_views.insert(4, view(after, T0));
         crate::ingest::settle_causes(&app);
         // Its own join counted as member_joined, then the other's change.
         assert_eq!(total(&app), 2, "{want:?}");
@@ -452,12 +476,9 @@ fn a_departed_member_whose_commits_stood_still_timed_out() {
     let now = Instant::now();
     views.insert(
         3,
-        view(
-            &[("me", None, &["t"]), ("dead", Some("pod-1"), &["t"])],
-            now,
-        ),
+        view(&[("me", None, &["t"]), ("dead", Some("pod-1"), &["t"])], T0),
     );
-    views.insert(4, view(&[("me", None, &["t"])], now));
+    views.insert(4, view(&[("me", None, &["t"])], T0));
     let mut watch = BTreeMap::new();
     watch.insert(
         "dead".to_string(),
@@ -481,4 +502,42 @@ fn a_departed_member_whose_commits_stood_still_timed_out() {
     );
     let (cause, ..) = classify_epochs(&views, (2, 4), &watch, stall).expect("after seen");
     assert_eq!(cause, None, "nothing kept at or before epoch 2");
+}
+
+/// The member names the epoch it holds when its reconciliation starts; when the assignment came
+/// with a new epoch that is the new one, and the heartbeat before says the epoch it held.
+#[test]
+fn the_epoch_before_is_the_one_the_last_heartbeat_was_sent_with() {
+    let app = app(true);
+    {
+        let mut state = app.state();
+        let both = view(&[("me", None, &["orders"]), ("b", None, &["orders"])], T0);
+        state.epoch_views.insert(3, both);
+        state
+            .epoch_views
+            .insert(4, view(&[("me", None, &["orders"])], T0));
+    }
+    let mut m = Member::new(None);
+    m.reconcile(
+        &app,
+        RebalanceCause::MemberJoined,
+        (-1, 3),
+        vec![p(0)],
+        vec![],
+    );
+    m.beat(&app, 3);
+    m.beat(&app, 3);
+    // b left: epoch 4 came with the partitions it freed.
+    m.reconcile(&app, RebalanceCause::MemberLeft, (4, 4), vec![p(1)], vec![]);
+    crate::ingest::settle_causes(&app);
+    assert_eq!(counted(&app, RebalanceCause::MemberLeft), 1);
+    let state = app.state();
+    let r = state.history.back().expect("recorded");
+    assert_eq!(
+        (r.cause, r.cause_basis),
+        (RebalanceCause::MemberLeft, "broker_view")
+    );
+    assert_eq!(r.generation_before, 3);
+    assert_eq!(r.members_left.len(), 1);
+    assert_eq!(state.member.member_epoch, 4);
 }
