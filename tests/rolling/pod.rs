@@ -200,6 +200,12 @@ impl Pod {
         .expect("the sidecar answers /metrics")
     }
 
+    /// How many times the member was refused its instance id (UNRELEASED_INSTANCE_ID).
+    pub(crate) fn instance_id_waits(&self) -> u64 {
+        metric_sum(self.port, "mooring_instance_id_unreleased_attempts_total")
+            .expect("the sidecar answers /metrics")
+    }
+
     /// Whether the consumer process has exited (a crash, or a fatal error).
     pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         self.member

@@ -160,9 +160,15 @@ fn restart(
         let port = reserve_port(run.scenario.ports.clone());
         let mut new = pods[i].twin(port_of(port));
         let ready_took = start_until_ready(&mut new, run, protocol);
+        // Ready while it waits: the old process still holds the instance id.
+        let waits = new.instance_id_waits();
         let stop_took = pods[i].stop();
         // The old process is gone: the new one must take the partitions over, not give up.
         let name = new.name();
+        assert!(
+            waits > 0,
+            "{name}'s new process was never refused its instance id while the old one ran"
+        );
         pods[i] = new;
         (name, stop_took, ready_took)
     } else {
