@@ -11,9 +11,13 @@
 //!   and prints one JSON line per change: the time until every partition is consumed again and
 //!   the longest pause of the partitions that did not move and of those that did
 //!   (`analysis.rs` says exactly how).
+//! - `report`: reads those lines from every run and prints the tables, medians per member count,
+//!   client and protocol, with ratios to classic eager and to Java, and the goal lines
+//!   (`report.rs`).
 
 mod analysis;
 mod members;
+mod report;
 mod trace;
 
 use std::fs::File;
@@ -41,6 +45,8 @@ enum Command {
     Mooring(MooringArgs),
     /// Print one JSON line per change of a trace.
     Analyze(AnalyzeArgs),
+    /// Print the tables from the JSON lines of every run.
+    Report(ReportArgs),
 }
 
 /// The group protocol and assignor of the members.
@@ -112,6 +118,20 @@ struct AnalyzeArgs {
     round: usize,
 }
 
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// The JSON lines of `analyze`, every run's.
+    #[arg(long)]
+    results: PathBuf,
+    /// The clients' `fetch.max.wait.ms` (the default of both, 500).
+    #[arg(long, default_value_t = 500)]
+    fetch_max_wait_ms: i64,
+    /// The consumer protocol's heartbeat interval (the broker's
+    /// `group.consumer.heartbeat.interval.ms`, 5000 by default).
+    #[arg(long, default_value_t = 5000)]
+    heartbeat_interval_ms: i64,
+}
+
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -122,6 +142,7 @@ fn main() -> ExitCode {
     let result = match Args::parse().command {
         Command::Mooring(args) => mooring(args),
         Command::Analyze(args) => analyze(&args),
+        Command::Report(args) => report(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -210,5 +231,25 @@ fn analyze(args: &AnalyzeArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         println!("{line}");
     }
+    Ok(())
+}
+
+fn report(args: &ReportArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(&args.results)?;
+    let rows = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str::<report::Row>)
+        .collect::<Result<Vec<_>, _>>()?;
+    print!(
+        "{}",
+        report::render(
+            &rows,
+            report::Goals {
+                fetch_max_wait_ms: args.fetch_max_wait_ms,
+                heartbeat_interval_ms: args.heartbeat_interval_ms,
+            },
+        )
+    );
     Ok(())
 }
