@@ -18,7 +18,15 @@
 //!   counting from its last progress before the change and up to the window's end (so a
 //!   partition that never resumes pauses until then). With a record produced per partition
 //!   every interval, a partition that never stops pauses about one interval plus a fetch.
-//! - **Baseline**: the longest such gap of any partition from `steady` to the first change.
+//! - **Wait**: the longest a record of the partition waited, from its produce time to its
+//!   consumption, among the records first consumed in the window (a partition that never
+//!   resumes: at least from its last progress to the window's end). Unlike the pause it does not
+//!   grow when the producer itself is late (on a loaded machine it is, now and then), so it is
+//!   the figure to check a pause against.
+//! - **Producer gap**: the longest gap between the produce times of a partition's consecutive
+//!   records in the window: what the load itself paused.
+//! - **Baseline**: the longest pause of any partition from `steady` to the first change, and
+//!   the producer's gap over the same time.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +52,12 @@ pub struct ChangeFigures {
     /// Longest pause of a partition that moved; `None` when none did.
     pub moved_max_pause_ms: Option<i64>,
     pub moved_median_pause_ms: Option<i64>,
+    /// Longest wait (produce to consume) of a record of a partition that did not move.
+    pub unmoved_max_wait_ms: Option<i64>,
+    /// Longest wait of a record of a partition that moved.
+    pub moved_max_wait_ms: Option<i64>,
+    /// Longest gap between the produce times of a partition's consecutive records.
+    pub producer_max_gap_ms: i64,
     /// Records consumed again (at or below the partition's highest offset) within the window.
     pub redelivered: usize,
 }
@@ -53,6 +67,8 @@ pub struct ChangeFigures {
 pub struct Analysis {
     /// The longest gap of any partition between `steady` and the first change.
     pub baseline_max_gap_ms: Option<i64>,
+    /// The producer's longest gap over the baseline.
+    pub baseline_producer_max_gap_ms: Option<i64>,
     pub changes: Vec<ChangeFigures>,
     pub records: usize,
     /// Partitions of `0..partitions` never consumed at all.
@@ -69,10 +85,18 @@ struct OwnerEvent {
     partitions: Vec<i32>,
 }
 
+/// A record that moved its partition's highest consumed offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Progress {
+    at: i64,
+    member: usize,
+    produced: i64,
+}
+
 #[derive(Debug, Default)]
 struct PartitionLog {
-    /// (time, member) of each progress, in time order.
-    progress: Vec<(i64, usize)>,
+    /// Each progress, in time (and so offset) order.
+    progress: Vec<Progress>,
     /// Times of the records consumed again.
     redelivered: Vec<i64>,
 }
@@ -83,7 +107,7 @@ pub fn analyse(lines: &[Line], partitions: usize) -> Result<Analysis, String> {
     let mut end = None;
     let mut changes = Vec::new();
     let mut owner_events = Vec::new();
-    let mut records: Vec<Vec<(i64, i64, usize)>> = vec![Vec::new(); partitions];
+    let mut records: Vec<Vec<(i64, i64, usize, i64)>> = vec![Vec::new(); partitions];
     let mut count = 0;
     for line in lines {
         match line {
@@ -118,7 +142,7 @@ pub fn analyse(lines: &[Line], partitions: usize) -> Result<Analysis, String> {
                             r.partition
                         )
                     })?;
-                slot.push((r.consumed, r.offset, r.member));
+                slot.push((r.consumed, r.offset, r.member, r.produced));
                 count += 1;
             }
         }
@@ -129,13 +153,14 @@ pub fn analyse(lines: &[Line], partitions: usize) -> Result<Analysis, String> {
     let logs: Vec<PartitionLog> = records.into_iter().map(progress).collect();
     let never_consumed = logs.iter().filter(|l| l.progress.is_empty()).count();
 
+    let baseline_to = changes.first().map_or(end, |c| c.1);
     let baseline_max_gap_ms = steady.map(|from| {
-        let to = changes.first().map_or(end, |c| c.1);
         logs.iter()
-            .map(|log| longest_pause(&log.progress, from, to))
+            .map(|log| longest_pause(&log.progress, from, baseline_to))
             .max()
             .unwrap_or(0)
     });
+    let baseline_producer_max_gap_ms = steady.map(|from| producer_gap(&logs, from, baseline_to));
     let mut cycles: BTreeMap<String, usize> = BTreeMap::new();
     let mut figures = Vec::new();
     for (i, &(kind, at, _member)) in changes.iter().enumerate() {
@@ -154,6 +179,7 @@ pub fn analyse(lines: &[Line], partitions: usize) -> Result<Analysis, String> {
     }
     Ok(Analysis {
         baseline_max_gap_ms,
+        baseline_producer_max_gap_ms,
         changes: figures,
         records: count,
         never_consumed,
@@ -161,14 +187,18 @@ pub fn analyse(lines: &[Line], partitions: usize) -> Result<Analysis, String> {
 }
 
 /// Orders a partition's records and finds its progress.
-fn progress(mut records: Vec<(i64, i64, usize)>) -> PartitionLog {
+fn progress(mut records: Vec<(i64, i64, usize, i64)>) -> PartitionLog {
     records.sort_unstable();
     let mut log = PartitionLog::default();
     let mut highest = i64::MIN;
-    for (at, offset, member) in records {
+    for (at, offset, member, produced) in records {
         if offset > highest {
             highest = offset;
-            log.progress.push((at, member));
+            log.progress.push(Progress {
+                at,
+                member,
+                produced,
+            });
         } else {
             log.redelivered.push(at);
         }
@@ -209,18 +239,57 @@ fn owners_at(events: &[OwnerEvent], at: i64, partitions: usize) -> Vec<Option<us
 
 /// The longest gap between consecutive progress within `[from, to]`, counting from the last
 /// progress before `from` (or `from` itself) and up to `to`.
-fn longest_pause(progress: &[(i64, usize)], from: i64, to: i64) -> i64 {
-    let first_in = progress.partition_point(|&(at, _)| at < from);
+fn longest_pause(progress: &[Progress], from: i64, to: i64) -> i64 {
+    let first_in = progress.partition_point(|p| p.at < from);
     let mut previous = match first_in {
         0 => from,
-        i => progress[i - 1].0,
+        i => progress[i - 1].at,
     };
     let mut longest = 0;
-    for &(at, _) in progress[first_in..].iter().take_while(|&&(at, _)| at < to) {
-        longest = longest.max(at - previous);
-        previous = at;
+    for p in progress[first_in..].iter().take_while(|p| p.at < to) {
+        longest = longest.max(p.at - previous);
+        previous = p.at;
     }
     longest.max(to - previous)
+}
+
+/// The progress consumed within `[from, to)`.
+fn within(progress: &[Progress], from: i64, to: i64) -> &[Progress] {
+    let first = progress.partition_point(|p| p.at < from);
+    let last = progress.partition_point(|p| p.at < to);
+    &progress[first..last.max(first)]
+}
+
+/// The longest wait (consumed - produced) of the records first consumed within `[from, to)`;
+/// with none after `resumed_from`, at least from the last progress to `to`.
+fn longest_wait(progress: &[Progress], from: i64, to: i64, resumed_from: i64) -> i64 {
+    let window = within(progress, from, to);
+    let waited = window.iter().map(|p| p.at - p.produced).max().unwrap_or(0);
+    if window.iter().any(|p| p.at >= resumed_from) {
+        return waited;
+    }
+    let last = progress[..progress.partition_point(|p| p.at < to)]
+        .last()
+        .map_or(from, |p| p.at);
+    waited.max(to - last)
+}
+
+/// The longest gap between the produce times of consecutive records of any partition, over the
+/// records produced within `[from, to)` and consumed at all.
+fn producer_gap(logs: &[PartitionLog], from: i64, to: i64) -> i64 {
+    logs.iter()
+        .map(|log| {
+            let mut produced: Vec<i64> = log
+                .progress
+                .iter()
+                .map(|p| p.produced)
+                .filter(|&t| t >= from && t < to)
+                .collect();
+            produced.sort_unstable();
+            produced.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn change_figures(
@@ -250,14 +319,16 @@ fn change_figures(
     let mut not_recovered = 0;
     let mut moved_pauses = Vec::new();
     let mut unmoved_max: Option<i64> = None;
+    let mut moved_wait: Option<i64> = None;
+    let mut unmoved_wait: Option<i64> = None;
     let mut redelivered = 0;
     for (p, log) in logs.iter().enumerate() {
         let again = after[p].and_then(|owner| {
             log.progress
                 .iter()
-                .take_while(|&&(t, _)| t < next)
-                .find(|&&(t, m)| t >= settled_from[p] && m == owner)
-                .map(|&(t, _)| t - at)
+                .take_while(|g| g.at < next)
+                .find(|g| g.at >= settled_from[p] && g.member == owner)
+                .map(|g| g.at - at)
         });
         match again {
             Some(ms) => recovery = recovery.map(|r| r.max(ms)),
@@ -267,10 +338,14 @@ fn change_figures(
             }
         }
         let pause = longest_pause(&log.progress, at, next);
+        let wait = longest_wait(&log.progress, at, next, settled_from[p]);
+        let max = |m: Option<i64>, v: i64| Some(m.map_or(v, |m| m.max(v)));
         if before[p] != after[p] {
             moved_pauses.push(pause);
+            moved_wait = max(moved_wait, wait);
         } else {
-            unmoved_max = Some(unmoved_max.map_or(pause, |m| m.max(pause)));
+            unmoved_max = max(unmoved_max, pause);
+            unmoved_wait = max(unmoved_wait, wait);
         }
         redelivered += log
             .redelivered
@@ -292,6 +367,9 @@ fn change_figures(
         moved_max_pause_ms: moved_pauses.last().copied(),
         moved_median_pause_ms: (!moved_pauses.is_empty())
             .then(|| moved_pauses[moved_pauses.len() / 2]),
+        unmoved_max_wait_ms: unmoved_wait,
+        moved_max_wait_ms: moved_wait,
+        producer_max_gap_ms: producer_gap(logs, at, next),
         redelivered,
     }
 }
@@ -319,7 +397,8 @@ mod tests {
     }
 
     /// Records of `partition` every 100 ms in `[from, to)`, consumed by `member`, offsets
-    /// counted from `first_offset`.
+    /// counted from `first_offset`; offset k was produced at 100 k - 5 (a producer that never
+    /// stops: a consumer that resumes late consumes records that have waited).
     fn records(member: usize, partition: i32, from: i64, to: i64, first_offset: i64) -> Vec<Line> {
         (0..)
             .map(|i| from + 100 * i)
@@ -331,7 +410,7 @@ mod tests {
                     partition,
                     offset: first_offset + i as i64,
                     consumed: t,
-                    produced: t - 5,
+                    produced: 100 * (first_offset + i as i64) - 5,
                 })
             })
             .collect()
@@ -376,6 +455,45 @@ mod tests {
         assert_eq!(join.recovery_ms, Some(550), "partition 3 at 1550");
         assert_eq!((join.not_recovered, join.redelivered), (0, 0));
         assert_eq!(join.window_ms, 2000);
+        assert_eq!(join.unmoved_max_wait_ms, Some(5));
+        assert_eq!(
+            join.moved_max_wait_ms,
+            Some(355),
+            "offset 12, produced at 1195"
+        );
+        assert_eq!(join.producer_max_gap_ms, 100);
+        assert_eq!(a.baseline_producer_max_gap_ms, Some(100));
+    }
+
+    #[test]
+    fn a_late_producer_lengthens_the_pause_but_not_the_wait() {
+        let mut lines = vec![
+            assigned(0, 0, &[0]),
+            Line::Steady(100),
+            Line::Change {
+                kind: ChangeKind::Join,
+                at: 1000,
+                member: 1,
+            },
+            Line::End(3000),
+        ];
+        // The producer stops from 1400 to 2100; the consumer takes each record 5 ms after it.
+        let times = (0..15).map(|i| 100 * i).chain((21..30).map(|i| 100 * i));
+        lines.extend(times.enumerate().map(|(offset, t)| {
+            Line::Record(Consumed {
+                member: 0,
+                partition: 0,
+                offset: offset as i64,
+                consumed: t + 5,
+                produced: t,
+            })
+        }));
+        let a = analyse(&lines, 1).expect("a whole trace");
+        let join = &a.changes[0];
+        assert_eq!(join.unmoved_max_pause_ms, Some(700));
+        assert_eq!(join.unmoved_max_wait_ms, Some(5));
+        assert_eq!(join.producer_max_gap_ms, 700);
+        assert_eq!(join.moved_max_wait_ms, None, "nothing moved");
     }
 
     #[test]
@@ -406,6 +524,12 @@ mod tests {
         );
         assert_eq!(join.moved_max_pause_ms, Some(800));
         assert_eq!(join.recovery_ms, Some(800));
+        assert_eq!(
+            join.unmoved_max_wait_ms,
+            Some(655),
+            "offset 11, produced at 1095"
+        );
+        assert_eq!(join.moved_max_wait_ms, Some(705));
         assert_eq!(a.baseline_max_gap_ms, None, "no steady line");
     }
 
@@ -420,6 +544,7 @@ mod tests {
         assert_eq!(join.redelivered, 3);
         assert_eq!(join.recovery_ms, Some(850), "offset 12 at 1850");
         assert_eq!(join.moved_max_pause_ms, Some(750));
+        assert_eq!(join.moved_max_wait_ms, Some(655));
     }
 
     #[test]
@@ -433,6 +558,11 @@ mod tests {
             join.moved_max_pause_ms,
             Some(1900),
             "1100 until the end at 3000"
+        );
+        assert_eq!(
+            join.moved_max_wait_ms,
+            Some(1900),
+            "at least as long as the pause"
         );
     }
 

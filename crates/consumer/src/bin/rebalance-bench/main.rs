@@ -227,6 +227,10 @@ fn analyze(args: &AnalyzeArgs) -> Result<(), Box<dyn std::error::Error>> {
             map.insert("members".into(), args.members.into());
             map.insert("round".into(), args.round.into());
             map.insert("baseline_max_gap_ms".into(), a.baseline_max_gap_ms.into());
+            map.insert(
+                "baseline_producer_max_gap_ms".into(),
+                a.baseline_producer_max_gap_ms.into(),
+            );
             map.insert("records".into(), a.records.into());
         }
         println!("{line}");

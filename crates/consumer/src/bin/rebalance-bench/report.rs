@@ -18,6 +18,14 @@ pub struct Row {
     pub moved_max_pause_ms: Option<i64>,
     pub moved: usize,
     pub baseline_max_gap_ms: Option<i64>,
+    #[serde(default)]
+    pub unmoved_max_wait_ms: Option<i64>,
+    #[serde(default)]
+    pub moved_max_wait_ms: Option<i64>,
+    #[serde(default)]
+    pub producer_max_gap_ms: Option<i64>,
+    #[serde(default)]
+    pub baseline_producer_max_gap_ms: Option<i64>,
 }
 
 /// What the goal lines are measured against.
@@ -52,7 +60,7 @@ fn median(mut values: Vec<i64>) -> Option<i64> {
     }
 }
 
-/// The figures of one series and event: medians, and the worst (largest) of each pause.
+/// The figures of one series and event: medians, and the worst (largest) of each pause and wait.
 #[derive(Debug, Clone, Default)]
 struct Cell {
     changes: usize,
@@ -61,13 +69,21 @@ struct Cell {
     unmoved: Option<i64>,
     moved: Option<i64>,
     moved_count: Option<i64>,
+    unmoved_wait: Option<i64>,
+    moved_wait: Option<i64>,
+    producer_gap: Option<i64>,
     worst_unmoved: Option<i64>,
     worst_moved: Option<i64>,
+    worst_unmoved_wait: Option<i64>,
+    worst_moved_wait: Option<i64>,
+    worst_producer_gap: Option<i64>,
     baseline: Option<i64>,
+    baseline_producer: Option<i64>,
 }
 
 fn cell(rows: &[&Row]) -> Cell {
     let pick = |f: fn(&Row) -> Option<i64>| rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>();
+    let worst = |f: fn(&Row) -> Option<i64>| pick(f).into_iter().max();
     Cell {
         changes: rows.len(),
         unrecovered: rows.iter().filter(|r| r.recovery_ms.is_none()).count(),
@@ -75,9 +91,16 @@ fn cell(rows: &[&Row]) -> Cell {
         unmoved: median(pick(|r| r.unmoved_max_pause_ms)),
         moved: median(pick(|r| r.moved_max_pause_ms)),
         moved_count: median(rows.iter().map(|r| r.moved as i64).collect()),
-        worst_unmoved: pick(|r| r.unmoved_max_pause_ms).into_iter().max(),
-        worst_moved: pick(|r| r.moved_max_pause_ms).into_iter().max(),
+        unmoved_wait: median(pick(|r| r.unmoved_max_wait_ms)),
+        moved_wait: median(pick(|r| r.moved_max_wait_ms)),
+        producer_gap: median(pick(|r| r.producer_max_gap_ms)),
+        worst_unmoved: worst(|r| r.unmoved_max_pause_ms),
+        worst_moved: worst(|r| r.moved_max_pause_ms),
+        worst_unmoved_wait: worst(|r| r.unmoved_max_wait_ms),
+        worst_moved_wait: worst(|r| r.moved_max_wait_ms),
+        worst_producer_gap: worst(|r| r.producer_max_gap_ms),
         baseline: median(pick(|r| r.baseline_max_gap_ms)),
+        baseline_producer: median(pick(|r| r.baseline_producer_max_gap_ms)),
     }
 }
 
@@ -92,9 +115,10 @@ fn ratio(ours: Option<i64>, base: Option<i64>) -> String {
     }
 }
 
+type Cells<'a> = BTreeMap<(usize, &'a str, &'a str, &'a str), Cell>;
+
 /// The tables and goal lines for every member count in `rows`.
 pub fn render(rows: &[Row], goals: Goals) -> String {
-    let mut cells: BTreeMap<(usize, &str, &str, &str), Cell> = BTreeMap::new();
     let mut grouped: BTreeMap<(usize, &str, &str, &str), Vec<&Row>> = BTreeMap::new();
     for r in rows {
         grouped
@@ -102,15 +126,10 @@ pub fn render(rows: &[Row], goals: Goals) -> String {
             .or_default()
             .push(r);
     }
-    for (key, rs) in &grouped {
-        cells.insert(*key, cell(rs));
-    }
-    let counts: Vec<usize> = {
-        let mut c: Vec<usize> = rows.iter().map(|r| r.members).collect();
-        c.sort_unstable();
-        c.dedup();
-        c
-    };
+    let cells: Cells = grouped.iter().map(|(k, rs)| (*k, cell(rs))).collect();
+    let mut counts: Vec<usize> = rows.iter().map(|r| r.members).collect();
+    counts.sort_unstable();
+    counts.dedup();
     let mut out = String::new();
     for n in counts {
         let _ = writeln!(
@@ -118,72 +137,129 @@ pub fn render(rows: &[Row], goals: Goals) -> String {
             "\n{n} members ({n} → {} → {n}): medians of every change of its kind\n",
             n + 1
         );
-        out.push_str(
-            "| client, protocol | event | changes | all consumed again ms | ÷ eager | ÷ Java \
-             | longest pause, not moved ms | ÷ eager | ÷ Java | longest pause, moved ms \
-             | ÷ eager | ÷ Java | moved |\n",
-        );
-        out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        for event in ["join", "leave"] {
-            let eager = cells.get(&(n, "mooring", "eager", event));
-            for (client, mode, name) in SERIES {
-                let Some(c) = cells.get(&(n, client, mode, event)) else {
-                    continue;
-                };
-                let java = (client == "mooring")
-                    .then(|| cells.get(&(n, "java", mode, event)))
-                    .flatten();
-                let vs = |f: fn(&Cell) -> Option<i64>| {
-                    (
-                        ratio(f(c), eager.and_then(f)),
-                        ratio(f(c), java.and_then(f)),
-                    )
-                };
-                let (re, rj) = vs(|c| c.recovery);
-                let (ue, uj) = vs(|c| c.unmoved);
-                let (me, mj) = vs(|c| c.moved);
-                let unrecovered = match c.unrecovered {
-                    0 => String::new(),
-                    k => format!(" ({k} not in the window)"),
-                };
-                let _ = writeln!(
-                    out,
-                    "| {name} | {event} | {} | {}{unrecovered} | {re} | {rj} | {} | {ue} | {uj} | {} | {me} | {mj} | {} |",
-                    c.changes,
-                    ms(c.recovery),
-                    ms(c.unmoved),
-                    ms(c.moved),
-                    ms(c.moved_count),
-                );
-            }
-        }
+        pause_table(&mut out, &cells, n);
+        out.push('\n');
+        wait_table(&mut out, &cells, n);
         let baselines: Vec<String> = SERIES
             .iter()
             .filter_map(|(client, mode, name)| {
-                cells
-                    .get(&(n, client, mode, "join"))
-                    .and_then(|c| c.baseline)
-                    .map(|b| format!("{name} {b}"))
+                let c = cells.get(&(n, client, mode, "join"))?;
+                Some(format!(
+                    "{name} {} ({})",
+                    ms(c.baseline),
+                    ms(c.baseline_producer)
+                ))
             })
             .collect();
-        if !baselines.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nsteady state before the first change, longest gap of any partition (ms, medians): {}",
-                baselines.join(", ")
-            );
-        }
+        let _ = writeln!(
+            out,
+            "\nsteady state before the first change, longest pause of any partition (the producer's \
+             longest gap), ms, medians: {}",
+            baselines.join(", ")
+        );
         goal_lines(&mut out, &cells, n, goals);
     }
     out
 }
 
-fn goal_lines(
-    out: &mut String,
-    cells: &BTreeMap<(usize, &str, &str, &str), Cell>,
-    n: usize,
-    goals: Goals,
-) {
+/// A row's ratios of `f` to Mooring's eager and to Java on the same protocol.
+fn ratios(cells: &Cells, key: (usize, &str, &str, &str), f: fn(&Cell) -> Option<i64>) -> String {
+    let (n, client, mode, event) = key;
+    let ours = cells.get(&key).and_then(f);
+    let eager = cells.get(&(n, "mooring", "eager", event)).and_then(f);
+    let java = (client == "mooring")
+        .then(|| cells.get(&(n, "java", mode, event)).and_then(f))
+        .flatten();
+    format!("{} | {}", ratio(ours, eager), ratio(ours, java))
+}
+
+fn pause_table(out: &mut String, cells: &Cells, n: usize) {
+    out.push_str(
+        "| client, protocol | event | changes | all consumed again ms | ÷ eager | ÷ Java \
+         | longest pause, not moved ms | ÷ eager | ÷ Java | longest pause, moved ms \
+         | ÷ eager | ÷ Java | moved |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for event in ["join", "leave"] {
+        for (client, mode, name) in SERIES {
+            let key = (n, client, mode, event);
+            let Some(c) = cells.get(&key) else {
+                continue;
+            };
+            let unrecovered = match c.unrecovered {
+                0 => String::new(),
+                k => format!(" ({k} not in the window)"),
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {event} | {} | {}{unrecovered} | {} | {} | {} | {} | {} | {} |",
+                c.changes,
+                ms(c.recovery),
+                ratios(cells, key, |c| c.recovery),
+                ms(c.unmoved),
+                ratios(cells, key, |c| c.unmoved),
+                ms(c.moved),
+                ratios(cells, key, |c| c.moved),
+                ms(c.moved_count),
+            );
+        }
+    }
+}
+
+fn wait_table(out: &mut String, cells: &Cells, n: usize) {
+    out.push_str(
+        "| client, protocol | event | longest wait, not moved ms | ÷ eager | ÷ Java \
+         | longest wait, moved ms | ÷ eager | ÷ Java | producer's longest gap ms |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for event in ["join", "leave"] {
+        for (client, mode, name) in SERIES {
+            let key = (n, client, mode, event);
+            let Some(c) = cells.get(&key) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {event} | {} | {} | {} | {} | {} |",
+                ms(c.unmoved_wait),
+                ratios(cells, key, |c| c.unmoved_wait),
+                ms(c.moved_wait),
+                ratios(cells, key, |c| c.moved_wait),
+                ms(c.producer_gap),
+            );
+        }
+    }
+}
+
+fn verdict(worst: Option<i64>, bound: i64) -> &'static str {
+    match worst {
+        Some(w) if w < bound => "met",
+        Some(_) => "NOT met",
+        None => "none measured",
+    }
+}
+
+/// The goal, judged on the worst change's pause, with the worst records' wait (produce to
+/// consume: the pause plus the usual delivery time) and the producer's own longest gap beside
+/// it, to tell a consumer's pause from a late producer's.
+fn goal(c: &Cell, event: &str, moved: bool, bound: i64) -> String {
+    let (median, worst, wait) = if moved {
+        (c.moved, c.worst_moved, c.worst_moved_wait)
+    } else {
+        (c.unmoved, c.worst_unmoved, c.worst_unmoved_wait)
+    };
+    format!(
+        "{event} pause median {} ms, worst {} ms: {} (records' longest wait {} ms, \
+         producer's longest gap {} ms, worst of the changes)",
+        ms(median),
+        ms(worst),
+        verdict(worst, bound),
+        ms(wait),
+        ms(c.worst_producer_gap),
+    )
+}
+
+fn goal_lines(out: &mut String, cells: &Cells, n: usize, goals: Goals) {
     let unmoved_bound = 2 * goals.fetch_max_wait_ms;
     let moved_bound = 2 * goals.heartbeat_interval_ms;
     for (client, name) in [("mooring", "Mooring"), ("java", "Java")] {
@@ -193,23 +269,8 @@ fn goal_lines(
             let Some(c) = cells.get(&(n, client, "consumer", event)) else {
                 continue;
             };
-            let verdict = |worst: Option<i64>, bound: i64| match worst {
-                Some(w) if w < bound => "met",
-                Some(_) => "NOT met",
-                None => "none measured",
-            };
-            unmoved.push(format!(
-                "{event} median {} ms, worst {} ms: {}",
-                ms(c.unmoved),
-                ms(c.worst_unmoved),
-                verdict(c.worst_unmoved, unmoved_bound)
-            ));
-            moved.push(format!(
-                "{event} median {} ms, worst {} ms: {}",
-                ms(c.moved),
-                ms(c.worst_moved),
-                verdict(c.worst_moved, moved_bound)
-            ));
+            unmoved.push(goal(c, event, false, unmoved_bound));
+            moved.push(goal(c, event, true, moved_bound));
         }
         if unmoved.is_empty() {
             continue;
@@ -245,6 +306,10 @@ mod tests {
             moved_max_pause_ms: Some(moved),
             moved: 250,
             baseline_max_gap_ms: Some(150),
+            unmoved_max_wait_ms: Some(unmoved / 2),
+            moved_max_wait_ms: Some(moved / 2),
+            producer_max_gap_ms: Some(120),
+            baseline_producer_max_gap_ms: Some(110),
         }
     }
 
@@ -275,6 +340,14 @@ mod tests {
             .expect("the Java row");
         assert!(java.contains("| 8000 | 2.00× | – |"), "{java}");
         assert!(text.contains("3 members (3 → 4 → 3)"), "{text}");
+        assert!(
+            text.contains("| Mooring consumer protocol | join | 150 | 0.10× | 0.50× | 800 | 0.50× | 0.25× | 120 |"),
+            "the waits: {text}"
+        );
+        assert!(
+            text.contains("Mooring consumer protocol 150 (110)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -291,19 +364,27 @@ mod tests {
             .find(|l| l.starts_with("goal, Mooring consumer protocol, partitions that do not move"))
             .expect("the goal line");
         assert!(
-            unmoved.contains("join median 400 ms, worst 1200 ms: NOT met"),
+            unmoved.contains(
+                "join pause median 400 ms, worst 1200 ms: NOT met (records' longest wait \
+                 600 ms, producer's longest gap 120 ms, worst of the changes)"
+            ),
             "{unmoved}"
         );
-        assert!(unmoved.contains("leave median 300 ms, worst 300 ms: met"));
+        assert!(unmoved.contains("leave pause median 300 ms, worst 300 ms: met"));
         let moved = text
             .lines()
             .find(|l| l.starts_with("goal, Mooring consumer protocol, moved"))
             .expect("the goal line");
         assert!(
-            moved.contains("join median 1600 ms, worst 1700 ms: met"),
+            moved.contains("join pause median 1600 ms, worst 1700 ms: met"),
             "{moved}"
         );
-        assert!(moved.contains("leave median 11000 ms, worst 11000 ms: NOT met"));
+        assert!(moved.contains("leave pause median 11000 ms, worst 11000 ms: NOT met"));
+        assert!(moved.contains("longest wait 5500 ms"), "the wait: {moved}");
+        assert!(
+            !text.contains("goal, Java"),
+            "no Java rows, no Java goal lines"
+        );
     }
 
     #[test]
