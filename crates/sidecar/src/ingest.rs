@@ -122,6 +122,7 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.fenced = false;
             m.group_generation.set(i64::from(generation));
             if state.member.is_consumer() {
+                reconcile::member_event(&mut state, ts_ms);
                 reconcile::set_member_epoch(app, &mut state, generation);
             }
         }
@@ -159,6 +160,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         Event::RebalanceCompleted { generation, .. } if state.member.is_consumer() => {
             state.pending = None;
             state.carried_cause = None;
+            reconcile::member_event(&mut state, ts_ms);
             reconcile::set_member_epoch(app, &mut state, generation);
             state.member.generation = generation;
             state.member.joined = true;
@@ -307,6 +309,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         }
         Event::FatalError { kind, message } => {
             clear_fatal(app, &mut state);
+            reconcile::member_event(&mut state, ts_ms);
             reconcile::end_wait(&mut state);
             let kind = if FATAL_ERROR_KINDS.contains(&kind.as_str()) {
                 kind
@@ -354,6 +357,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         Event::Left { .. } | Event::Shutdown { .. } => {
             state.member.joined = false;
             state.member.stable = false;
+            reconcile::member_event(&mut state, ts_ms);
             reconcile::end_wait(&mut state);
         }
         Event::EventsDropped { dropped_total, .. } => {

@@ -107,6 +107,11 @@ pub fn snapshot(app: &App, state: &mut State, snap: &Snapshot, now: Instant, ts_
     if let Some(protocol) = &snap.group_protocol {
         set_protocol(app, state, protocol);
     }
+    if ts_ms < state.member_event_ms {
+        // Taken before an event the sidecar has already applied (the snapshot task and the
+        // event intake fill one buffer): what it says of the member is older.
+        return;
+    }
     if state.member.is_consumer() {
         set_member_epoch(app, state, snap.generation);
     }
@@ -143,6 +148,12 @@ fn set_consumer_state(metrics: &Metrics, state: &mut State, consumer_state: Opti
     state.member.consumer_state = consumer_state;
 }
 
+/// An event that moves the member's epoch or its wait, at `ts_ms`: snapshots older than it are
+/// not applied over it.
+pub fn member_event(state: &mut State, ts_ms: u64) {
+    state.member_event_ms = state.member_event_ms.max(ts_ms);
+}
+
 /// The wait is over (the member joined, left, or stopped).
 pub fn end_wait(state: &mut State) {
     state.member.instance_id_unreleased = None;
@@ -159,6 +170,7 @@ pub fn instance_id_unreleased(
     ts_ms: u64,
 ) {
     app.metrics.instance_id_unreleased_attempts_total.inc();
+    member_event(state, ts_ms);
     set_protocol(app, state, "consumer");
     set_consumer_state(
         &app.metrics,
@@ -207,8 +219,62 @@ pub fn heartbeat(state: &mut State, member_epoch: i32) {
 /// A `reconciled` event: the metrics of every reconciliation; for one that moved partitions,
 /// its record and, once its cause is known, its count.
 pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_ms: u64) {
-    let m = &app.metrics;
+    member_event(state, ts_ms);
     set_protocol(app, state, "consumer");
+    observe(&app.metrics, &r);
+    let context = std::mem::take(&mut state.reconcile);
+    let epoch_before = context.started.map_or_else(
+        || state.heartbeat_epoch.unwrap_or(state.member.member_epoch),
+        |(_, epoch, _)| epoch,
+    );
+    let own_join = epoch_before <= 0;
+    let assignment_before = state.member.assignment.clone();
+    apply(app, state, &r, own_join);
+    if r.added.is_empty() && r.revoked.is_empty() {
+        return;
+    }
+    let judged = judge(
+        app,
+        state,
+        &context,
+        &r,
+        epoch_before,
+        &assignment_before,
+        ts_ms,
+    );
+    if judged.basis != "static_rejoin" {
+        timed(app, state, r.total_seconds, now);
+        if judged.basis != "pending" {
+            app.metrics
+                .rebalances_total
+                .with_label_values(&[judged.cause.as_str()])
+                .inc();
+        }
+    }
+    // `member_epoch` is the epoch the assignment came with. A member that must revoke stays at
+    // its epoch until it has (the coordinator bumps it on the acknowledgement), so a revoke
+    // comes with the epoch before; the group epoch that caused it is a later one all the same.
+    let epoch_after = if own_join {
+        r.member_epoch
+    } else {
+        r.member_epoch.max(epoch_before.saturating_add(1))
+    };
+    let (basis, fallback) = (judged.basis, judged.fallback);
+    let seq = record(state, r, judged, epoch_before, ts_ms);
+    if basis == "pending" {
+        state.unclassified.push_back(Unclassified {
+            seq,
+            ended: now,
+            members_before: BTreeSet::new(),
+            fallback,
+            epochs: Some((epoch_before, epoch_after)),
+        });
+        app.watch_now.notify_one();
+    }
+}
+
+/// The histograms and counter every reconciliation feeds.
+fn observe(m: &Metrics, r: &Reconciled) {
     m.reconciliations_total.inc();
     m.reconcile_duration_seconds.observe(r.total_seconds);
     let phases = [
@@ -223,28 +289,17 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
     }
     let moved = r.added.len() + r.revoked.len();
     m.reconcile_partitions_moved.observe(moved as f64);
+}
 
-    let context = std::mem::take(&mut state.reconcile);
-    let epoch_before = context.started.map_or_else(
-        || state.heartbeat_epoch.unwrap_or(state.member.member_epoch),
-        |(_, epoch, _)| epoch,
-    );
-    let own_join = epoch_before <= 0;
-    // `member_epoch` is the epoch the assignment came with. A member that must revoke stays at
-    // its epoch until it has (the coordinator bumps it on the acknowledgement), so a revoke
-    // comes with the epoch before; the group epoch that caused it is a later one all the same.
-    let epoch_after = if own_join {
-        r.member_epoch
-    } else {
-        r.member_epoch.max(epoch_before.saturating_add(1))
-    };
+/// The member after a reconciliation: its epoch (the one the assignment came with, if later),
+/// its assignment, joined and stable, no longer waiting or fenced.
+fn apply(app: &App, state: &mut State, r: &Reconciled, own_join: bool) {
     let current = if own_join {
         r.member_epoch
     } else {
         state.member.member_epoch.max(r.member_epoch)
     };
     set_member_epoch(app, state, current);
-    let assignment_before = state.member.assignment.clone();
     // The member's partitions events may have moved the assignment already: apply what the
     // reconciliation says once more (removing and adding are idempotent).
     state.member.assignment.retain(|p| !r.revoked.contains(p));
@@ -254,17 +309,37 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         }
     }
     state.member.assignment.sort();
-    m.assigned_partitions
+    app.metrics
+        .assigned_partitions
         .set(state.member.assignment.len() as i64);
     state.member.reconciliations += 1;
     state.member.joined = true;
     state.member.stable = true;
     state.member.fenced = false;
     end_wait(state);
-    if moved == 0 {
-        return;
-    }
+}
 
+/// What a reconciliation that moved partitions is, as far as known now.
+struct Judged {
+    cause: RebalanceCause,
+    /// `member`, `static_rejoin`, `pending` (the broker's view decides) or `assignment`.
+    basis: &'static str,
+    /// The member's own cause, if it said one.
+    reported: Option<RebalanceCause>,
+    /// The assignment rule's cause, for when the broker's views cannot tell.
+    fallback: RebalanceCause,
+}
+
+/// The cause of a reconciliation that moved partitions, in the order of the module docs.
+fn judge(
+    app: &App,
+    state: &State,
+    context: &crate::state::ReconcileContext,
+    r: &Reconciled,
+    epoch_before: i32,
+    assignment_before: &[TopicPartition],
+    ts_ms: u64,
+) -> Judged {
     // When the reconciliation began, by the member's clock: its rebalance_started (or the first
     // refusal of its instance id), else its own duration back.
     let began_ms = context.started.map_or_else(
@@ -275,19 +350,13 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         .waited_since_ms
         .map_or(began_ms, |w| w.min(began_ms));
     let reported = context.started.map(|(cause, _, _)| cause);
-    let pending = state.pending.take();
-    let lost = pending
-        .as_ref()
-        .map(|p| p.lost.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .chain(std::mem::take(&mut state.lost_before_start))
-        .collect();
+    let own = reported.filter(|c| reported_by_member(*c));
     let fallback = refine_cause(
         reported.unwrap_or(RebalanceCause::MemberJoined),
-        Some(&pending_for_fallback(epoch_before, &assignment_before)),
+        Some(&pending_for_fallback(epoch_before, assignment_before)),
         &state.member.assignment,
     );
+    let own_join = epoch_before <= 0;
     let watching = app.config.client.is_some() && app.config.group_id.is_some();
     let static_member = state
         .identity
@@ -297,13 +366,8 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         && own_join
         && static_replacement(&state.epoch_views, r.member_epoch, began_ms)
     {
-        (
-            reported
-                .filter(|c| reported_by_member(*c))
-                .unwrap_or(RebalanceCause::MemberJoined),
-            "static_rejoin",
-        )
-    } else if let Some(cause) = reported.filter(|c| reported_by_member(*c)) {
+        (own.unwrap_or(RebalanceCause::MemberJoined), "static_rejoin")
+    } else if let Some(cause) = own {
         (cause, "member")
     } else if context.waited_since_ms.is_some() {
         (RebalanceCause::InstanceIdUnreleased, "member")
@@ -314,26 +378,36 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
     } else {
         (fallback, "assignment")
     };
-    if basis != "static_rejoin" {
-        timed(app, state, r.total_seconds, now);
-        if basis != "pending" {
-            m.rebalances_total
-                .with_label_values(&[cause.as_str()])
-                .inc();
-        }
+    Judged {
+        cause,
+        basis,
+        reported,
+        fallback,
     }
+}
+
+/// Keeps a reconciliation that moved partitions in `/debug/rebalances`; returns its `seq`.
+fn record(state: &mut State, r: Reconciled, judged: Judged, epoch_before: i32, ts_ms: u64) -> u64 {
+    let pending = state.pending.take();
+    let lost = pending
+        .as_ref()
+        .map(|p| p.lost.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(std::mem::take(&mut state.lost_before_start))
+        .collect();
     let record = RebalanceRecord {
         seq: 0,
-        cause,
-        reported_cause: reported.unwrap_or(RebalanceCause::Unknown),
-        outcome: if basis == "static_rejoin" {
+        cause: judged.cause,
+        reported_cause: judged.reported.unwrap_or(RebalanceCause::Unknown),
+        outcome: if judged.basis == "static_rejoin" {
             "static_rejoin"
         } else {
             "completed"
         },
         error: None,
         started_ms: pending.as_ref().map_or_else(
-            || ts_ms.saturating_sub((r.total_seconds * 1000.0) as u64),
+            || ts_ms.saturating_sub((r.total_seconds.max(0.0) * 1000.0) as u64),
             |p| p.started_ms,
         ),
         ended_ms: ts_ms,
@@ -346,7 +420,7 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         assigned: r.added,
         lost,
         assignment: state.member.assignment.clone(),
-        cause_basis: basis,
+        cause_basis: judged.basis,
         members_joined: Vec::new(),
         members_left: Vec::new(),
         reconciliation: Some(ReconcileRecord {
@@ -355,17 +429,7 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
             phases: r.phases,
         }),
     };
-    let seq = state.push_record(record);
-    if basis == "pending" {
-        state.unclassified.push_back(Unclassified {
-            seq,
-            ended: now,
-            members_before: BTreeSet::new(),
-            fallback,
-            epochs: Some((epoch_before, epoch_after)),
-        });
-        app.watch_now.notify_one();
-    }
+    state.push_record(record)
 }
 
 /// A stand-in for the classic rule's pending rebalance: the epoch and assignment before.
@@ -411,22 +475,25 @@ pub fn static_replacement(
         .any(|(_, v)| v.answered_ms < began_ms)
 }
 
+/// What [`classify_epochs`] found: the cause (`None`: the views cannot tell), who joined, who
+/// left.
+pub type Classified = (
+    Option<RebalanceCause>,
+    Vec<String>,
+    Vec<crate::state::DepartedMember>,
+);
+
 /// The cause of a reconciliation from member epoch `before` to `after`, from the group's
 /// members at those group epochs: `None` while the broker has not been seen at `after` yet (or
 /// no view at or before `before` is kept: then `Some` of `None`, the caller falls back).
 ///
 /// Returns the cause (`None`: the views cannot tell), the members that joined, the departed.
-#[allow(clippy::type_complexity)]
 pub fn classify_epochs(
     views: &BTreeMap<i32, EpochView>,
     (before, after): (i32, i32),
     watch: &BTreeMap<String, MemberWatch>,
     stall: Duration,
-) -> Option<(
-    Option<RebalanceCause>,
-    Vec<String>,
-    Vec<crate::state::DepartedMember>,
-)> {
+) -> Option<Classified> {
     let (after_epoch, after_view) = views.range(after..).next()?;
     let Some((before_epoch, before_view)) = views.range(..=before).next_back() else {
         return Some((None, Vec::new(), Vec::new()));

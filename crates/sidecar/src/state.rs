@@ -397,6 +397,10 @@ pub struct State {
     /// The epoch of the `consumer`-protocol member's last answered heartbeat: the answer that
     /// brings a new assignment with a new epoch follows a heartbeat sent with the one before.
     pub heartbeat_epoch: Option<i32>,
+    /// When the last event that moved the member's epoch or its wait happened (ms since the
+    /// epoch, the member's clock): a snapshot taken before it, which can reach the sidecar after
+    /// it, does not undo it.
+    pub member_event_ms: u64,
 }
 
 impl State {
@@ -435,6 +439,7 @@ impl State {
             epoch_views: BTreeMap::new(),
             reconcile: ReconcileContext::default(),
             heartbeat_epoch: None,
+            member_event_ms: 0,
         }
     }
 

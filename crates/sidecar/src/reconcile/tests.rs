@@ -541,3 +541,55 @@ fn the_epoch_before_is_the_one_the_last_heartbeat_was_sent_with() {
     assert_eq!(r.members_left.len(), 1);
     assert_eq!(state.member.member_epoch, 4);
 }
+
+/// The snapshot task and the event intake fill one buffer: a snapshot taken while the member
+/// waited can arrive after the reconciliation that ended the wait (seen on the real broker). It
+/// neither restarts the wait nor sets the epoch back; a later one applies.
+#[test]
+fn a_snapshot_older_than_the_reconciliation_does_not_undo_it() {
+    let app = app(false);
+    let mut m = Member::new(Some("pod-0"));
+    m.send(
+        &app,
+        Event::InstanceIdUnreleased {
+            instance_id: "pod-0".into(),
+            attempt: 1,
+            retry_in_seconds: Some(0.5),
+        },
+    );
+    m.reconcile(
+        &app,
+        RebalanceCause::MemberJoined,
+        (-1, 5),
+        vec![p(0)],
+        vec![],
+    );
+    let snapshot = |state: &str, generation: i32| {
+        Event::Snapshot(mooring_consumer::telemetry::Snapshot {
+            generation,
+            group_protocol: Some("consumer".into()),
+            consumer_state: Some(state.into()),
+            ..Default::default()
+        })
+    };
+    // Taken (ts) before the reconciliation, sent after it.
+    let stale = Envelope {
+        schema: 1,
+        seq: m.seq + 1,
+        ts_ms: T0 + 2,
+        member: m.identity.clone(),
+        event: snapshot("instance_id_unreleased", 0),
+    };
+    crate::ingest::apply(&app, stale);
+    assert!(app.state().member.instance_id_unreleased.is_none());
+    assert_eq!(app.metrics.member_epoch.get(), 5);
+    m.seq += 1;
+    m.send(&app, snapshot("stable", 5));
+    assert_eq!(
+        app.metrics
+            .consumer_member_state
+            .with_label_values(&["stable"])
+            .get(),
+        1
+    );
+}
