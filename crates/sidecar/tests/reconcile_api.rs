@@ -47,9 +47,11 @@ fn reconciled(
     }
 }
 
-fn snapshot(consumer_state: &str) -> Event {
+/// A snapshot of a consumer-protocol member in `consumer_state` at `member_epoch`.
+fn snapshot(consumer_state: &str, member_epoch: i32) -> Event {
     Event::Snapshot(Snapshot {
         member_state: Some("Stable".into()),
+        generation: member_epoch,
         group_protocol: Some("consumer".into()),
         consumer_state: Some(consumer_state.into()),
         ..Snapshot::default()
@@ -96,7 +98,7 @@ async fn a_consumer_protocol_member_s_series_and_timeline() {
     let s = sidecar("").await;
     let me = consumer_member(None);
     let events = vec![
-        snapshot("joining"),
+        snapshot("joining", 0),
         Event::RebalanceStarted {
             cause: RebalanceCause::MemberJoined,
             generation: 0,
@@ -121,7 +123,12 @@ async fn a_consumer_protocol_member_s_series_and_timeline() {
             timed_out: false,
         },
         reconciled(4, vec![p(0)], vec![]),
-        snapshot("stable"),
+        Event::RebalanceCompleted {
+            generation: 4,
+            total_seconds: 0.4,
+            phases: Default::default(),
+        },
+        snapshot("stable", 4),
     ];
     let (status, body) = post_events_as(s.addr, &me, 0, &events).await;
     assert_eq!(status, 202, "{body}");
@@ -273,14 +280,14 @@ async fn a_member_waiting_for_its_instance_id_stays_ready_until_it_gives_up() {
 async fn a_snapshot_shows_a_wait_the_events_did_not() {
     let s = sidecar("").await;
     let me = consumer_member(Some("orders-consumer-2"));
-    post_events_as(s.addr, &me, 10, &[snapshot("instance_id_unreleased")]).await;
+    post_events_as(s.addr, &me, 10, &[snapshot("instance_id_unreleased", 0)]).await;
     let (status, body) = get(s.addr, "/readyz").await;
     assert_eq!(status, 200, "{body}");
     assert!(
         body.contains("\"instance_id\":\"orders-consumer-2\""),
         "{body}"
     );
-    post_events_as(s.addr, &me, 11, &[snapshot("joining")]).await;
+    post_events_as(s.addr, &me, 11, &[snapshot("joining", 0)]).await;
     let ready = get_json(s.addr, "/debug/group").await;
     assert!(
         ready["instance_id_unreleased"].is_null(),
