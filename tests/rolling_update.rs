@@ -113,6 +113,12 @@ fn consumer_protocol_static_members_roll_without_a_revocation_or_a_lost_record()
     // The survivors' unchanged rebalance and revocation counts are asserted during the rollout.
     assert_exact(&o);
     assert_eq!(o.revocations_seen_by_others, 0, "{o:?}");
+    // The new process takes its predecessor's place without moving the group epoch: its sidecar
+    // counts its first reconciliation as a static rejoin, not a rebalance.
+    assert!(
+        o.new_sidecar_rebalances.iter().all(|&n| n == 0),
+        "a restarted static member's sidecar counted its rejoin as a rebalance: {o:?}"
+    );
 }
 
 #[test]
