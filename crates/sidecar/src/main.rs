@@ -78,6 +78,15 @@ fn serve(config: SidecarConfig) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // The handlers exist before "listening on" is printed: whoever waits for that line (a
+        // test, a supervisor) may send SIGTERM at once, and without a handler it would kill us.
+        let stop = match stop_signals() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("mooring-sidecar: cannot watch for signals: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         let running = match mooring_sidecar::start(config).await {
             Ok(r) => r,
             Err(e) => {
@@ -86,21 +95,22 @@ fn serve(config: SidecarConfig) -> ExitCode {
             }
         };
         eprintln!("mooring-sidecar: listening on {}", running.addr);
-        if let Err(e) = stop_signal().await {
-            eprintln!("mooring-sidecar: cannot watch for signals: {e}");
-        }
+        stop.await;
         running.shutdown().await;
         ExitCode::SUCCESS
     })
 }
 
-/// SIGTERM (what Kubernetes sends; a PID 1 without a handler would ignore it) or SIGINT.
-async fn stop_signal() -> std::io::Result<()> {
+/// Registers SIGTERM (what Kubernetes sends; a PID 1 without a handler would ignore it) and
+/// SIGINT now; the future resolves on the first of them.
+fn stop_signals() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
-    tokio::select! {
-        _ = term.recv() => {}
-        r = tokio::signal::ctrl_c() => r?,
-    }
-    Ok(())
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
