@@ -69,6 +69,7 @@ pub struct Producer {
 pub struct Scenario<'c> {
     pub cluster: &'c Cluster,
     pub topic: String,
+    pub partitions: u32,
     pub group: String,
     /// The group protocol every member speaks.
     pub protocol: Protocol,
@@ -144,6 +145,7 @@ impl<'c> Scenario<'c> {
         Scenario {
             cluster,
             topic,
+            partitions,
             group,
             protocol,
             config,
@@ -414,6 +416,38 @@ impl<'c> Scenario<'c> {
             || {
                 let members = self.cluster.describe_members(&self.group);
                 members.len() == running && members.iter().all(|m| m.speaks_consumer_protocol())
+            },
+        );
+    }
+
+    /// Every partition owned by exactly one running member and every running member owning its
+    /// share (at least partitions ÷ members), as the members' own events tell: the group's
+    /// balanced assignment reached. Under the consumer protocol "every member joined" comes
+    /// sooner (a member's first assignment may be empty while the first member still revokes
+    /// what moves to it), so a count of partitions changing hands starts from here.
+    pub fn await_settled(&self) {
+        wait_blocking(
+            &format!("a balanced assignment ({})", self.describe()),
+            Duration::from_secs(45),
+            || {
+                self.view(|g| {
+                    let running: Vec<&MemberView> = g
+                        .members
+                        .iter()
+                        .zip(&self.members)
+                        .filter(|(_, m)| m.child.is_some())
+                        .map(|(view, _)| view)
+                        .collect();
+                    let share = self.partitions as usize / running.len().max(1);
+                    let mut owners = vec![0u32; self.partitions as usize];
+                    for p in running.iter().flat_map(|m| &m.assignment) {
+                        if let Some(n) = owners.get_mut(*p as usize) {
+                            *n += 1;
+                        }
+                    }
+                    owners.iter().all(|&n| n == 1)
+                        && running.iter().all(|m| m.assignment.len() >= share)
+                })
             },
         );
     }

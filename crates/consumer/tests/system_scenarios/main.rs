@@ -159,6 +159,7 @@ fn static_consumer_bounce(
     s.start_all();
     s.await_all_members();
     s.await_protocol();
+    s.await_settled();
     let before = s.view(|g| g.members[0].revoked);
     let takeovers_before = s.view(Global::takeovers);
     for _ in 0..2 {
