@@ -267,6 +267,34 @@ def partitions():
     ]
 
 
+def zones():
+    bytes_rate = lambda by: f"sum by ({by}) (rate(mooring_fetch_record_bytes_total{{{MEMBER}}}[{RI}]))"
+    return [
+        stat("Cross-zone share", [target(f"mooring_fetch_cross_rack_ratio{{{MEMBER}}}", "{{pod}} ({{client_rack}})")],
+             w=6, h=8, unit="percentunit", steps=[(None, "green"), (0.05, "orange"), (0.34, "red")],
+             description="Per member, the share of the record bytes fetched since it started that came from brokers in "
+                         "another rack (zone) than its client.rack: near 0 when it reads from its zone's replica (KIP-392). "
+                         "No value: the member has no client.rack (see the Kubernetes client-rack component); then about "
+                         "two thirds of a three-zone member's bytes cross a zone.",
+             options={"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                      "colorMode": "value", "graphMode": "area", "textMode": "value_and_name",
+                      "justifyMode": "auto", "orientation": "auto", **STAT_REQUIRED}),
+        ts("Bytes fetched within and across zones", [target(bytes_rate("cross_rack"), "cross zone: {{cross_rack}}")],
+           w=9, unit="Bps",
+           description="Record bytes per second (as on the wire) from brokers of the member's own rack (false), of "
+                       "another (true), or unknown (the member or the broker has no rack)."),
+        ts("Bytes fetched per rack", [target(bytes_rate("rack"), "rack {{rack}}")], w=9, unit="Bps",
+           description="Record bytes per second by the broker.rack of the broker they came from."),
+        ts("Bytes fetched per broker", [target(bytes_rate("broker, rack"), "broker {{broker}} ({{rack}})")], w=12,
+           unit="Bps"),
+        ts("Partitions read from a follower",
+           [target(f"sum by (pod, broker) (mooring_fetch_follower_partitions{{{MEMBER}}})", "{{pod}} from broker {{broker}}")],
+           w=12,
+           description="Partitions each member fetches from a follower its leader named (the preferred read replica). "
+                       "Drops to 0 when that follower fails and the leader serves, until the follower is back."),
+    ]
+
+
 def lag():
     return [
         ts("Lag in records per partition",
@@ -369,6 +397,7 @@ row("Rebalances", False, rebalances)
 row("Lag", False, lag)
 row("Reconciliation (consumer protocol)", True, reconciliation)
 row("Partitions", True, partitions)
+row("Zones", True, zones)
 row("Processing", True, processing)
 row("Health", True, health)
 

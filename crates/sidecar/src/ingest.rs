@@ -381,6 +381,7 @@ pub fn apply(app: &App, envelope: Envelope) {
             if let Some(latency) = &snap.handler_latency {
                 m.handler_duration_seconds.set(latency);
             }
+            m.fetch.observe(envelope.seq, &snap);
             if app.config.client.is_none() {
                 // No broker watch: lag from the consumer's own view.
                 state.lag.clear();

@@ -14,6 +14,7 @@
 //!   [`reconcile`]: the `consumer` protocol's reconciliations, causes and instance-id waits.
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
+//! - [`zones`]: bytes fetched per broker and rack, the share across racks.
 //! - [`api`]: the axum routes; [`app`]: what they share.
 
 pub mod alerts;
@@ -27,6 +28,7 @@ pub mod reconcile;
 pub mod rules;
 pub mod state;
 pub mod watcher;
+pub mod zones;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

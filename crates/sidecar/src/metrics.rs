@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::app::App;
 use crate::state::PartitionLag;
+use crate::zones::FetchMetrics;
 use mooring_consumer::telemetry::TopicPartition;
 use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
 use prometheus::core::{Collector, Desc};
@@ -107,6 +108,7 @@ pub struct Metrics {
     pub reconcile_partitions_moved: Histogram,
     pub instance_id_unreleased_wait_seconds: Gauge,
     pub instance_id_unreleased_attempts_total: IntCounter,
+    pub fetch: FetchMetrics,
 }
 
 fn hist(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
@@ -281,6 +283,8 @@ impl Metrics {
             reconcile_partitions_moved: hist(&r, "mooring_reconcile_partitions_moved", "consumer protocol: partitions one reconciliation moved for this member (revoked + added), per epoch bump.", MOVED_BUCKETS),
             instance_id_unreleased_wait_seconds: gauge(&r, "mooring_instance_id_unreleased_wait_seconds", "consumer protocol: seconds this static member has waited for its group.instance.id, still held by the process it replaces (UNRELEASED_INSTANCE_ID); 0 when not waiting."),
             instance_id_unreleased_attempts_total: counter(&r, "mooring_instance_id_unreleased_attempts_total", "consumer protocol: heartbeats refused with UNRELEASED_INSTANCE_ID."),
+            fetch: FetchMetrics::new(&r, register)
+                .unwrap_or_else(|e| unreachable_metric("mooring_fetch_*", e)),
             registry: r,
         };
         m.member_epoch.set(-1);

@@ -414,6 +414,8 @@ mod live {
                 &[
                     ("heartbeat.interval.ms", "500"),
                     ("auto.commit.interval.ms", "200"),
+                    // The zones row's share needs the member's rack.
+                    ("client.rack", "r1"),
                 ],
             );
             let export = exporter(&consumer, addr);
@@ -428,6 +430,8 @@ mod live {
                 "mooring_telemetry_events_received_total",
                 "mooring_handler_duration_seconds_bucket",
                 "mooring_commit_duration_seconds_bucket",
+                "mooring_fetch_record_bytes_total",
+                "mooring_fetch_cross_rack_ratio",
             ];
             let deadline = Instant::now() + Duration::from_secs(60);
             let exported = loop {

@@ -461,6 +461,10 @@ pub struct Snapshot {
     /// fetched from brokers of other racks.
     #[serde(default)]
     pub fetch_brokers: Vec<BrokerFetchSnapshot>,
+    /// The consumer's `client.rack` (`None`: not set, or an older exporter): with the brokers'
+    /// racks in `fetch_brokers`, which bytes crossed racks.
+    #[serde(default)]
+    pub client_rack: Option<String>,
     /// The member's group protocol, `classic` or `consumer`, when in a group (absent from older
     /// exporters: classic).
     #[serde(default)]

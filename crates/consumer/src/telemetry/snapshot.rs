@@ -60,6 +60,7 @@ pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {
                 follower_partitions: b.follower_partitions,
             })
             .collect(),
+        client_rack: shared.config.client.client_rack.clone(),
         group_protocol: member
             .as_ref()
             .map(|m| m.group_protocol.as_str().to_string()),
