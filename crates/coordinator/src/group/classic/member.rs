@@ -19,7 +19,7 @@ use std::time::Duration;
 use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 use tracing::Instrument;
 
@@ -27,7 +27,7 @@ use super::heartbeat::HeartbeatTarget;
 use super::protocol::{self, Strategies};
 use crate::assignor::{PartitionsPerTopic, RebalanceProtocol};
 use crate::error::{Error, Result};
-use crate::group::command::Command;
+use crate::group::command::{listener_until, Command, Ending};
 use crate::group::config::{GroupConfig, GroupProtocol};
 use crate::group::control::Control;
 use crate::group::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
@@ -38,15 +38,6 @@ use crate::group::state::{flatten, MemberSnapshot, MemberState, TopicPartition};
 use crate::group::trace;
 use crate::requests;
 use crate::transport::GroupTransport;
-
-/// A pending end of the member: `leave` always sends LeaveGroup, `close` as configured; all of
-/// it (the listener's revoke, LeaveGroup) by `deadline`.
-#[derive(Debug)]
-struct Ending {
-    force_leave: bool,
-    reply: Option<oneshot::Sender<Result<()>>>,
-    deadline: Instant,
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Callback {
@@ -261,11 +252,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 // Every handle is gone: close as configured.
                 self.commands_closed = true;
                 if self.ending.is_none() {
-                    self.ending = Some(Ending {
-                        force_leave: false,
-                        reply: None,
-                        deadline: Instant::now() + self.config.rebalance_timeout,
-                    });
+                    self.ending = Some(Ending::handles_gone(self.config.rebalance_timeout));
                 }
             }
             Some(Command::Subscribe(topics)) => {
@@ -298,18 +285,10 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     .get_or_insert(RebalanceCause::PollIntervalExceeded);
             }
             Some(Command::Leave { reply, deadline }) => {
-                self.ending = Some(Ending {
-                    force_leave: true,
-                    reply: Some(reply),
-                    deadline,
-                })
+                self.ending = Some(Ending::leave(reply, deadline));
             }
             Some(Command::Close { reply, deadline }) => {
-                self.ending = Some(Ending {
-                    force_leave: false,
-                    reply: Some(reply),
-                    deadline,
-                })
+                self.ending = Some(Ending::close(reply, deadline));
             }
         }
     }
@@ -336,15 +315,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         let bound = Instant::now() + self.config.listener_timeout();
         tokio::pin!(call);
         loop {
-            let until = [
-                Some(bound),
-                self.ending.as_ref().map(|e| e.deadline),
-                self.closing_by,
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(bound);
+            let until = listener_until(bound, self.ending.as_ref(), self.closing_by);
             tokio::select! {
                 () = &mut call => return true,
                 cmd = self.commands.recv(), if !self.commands_closed => self.record(cmd),

@@ -19,10 +19,11 @@ use tokio::time::{sleep, timeout_at, Instant};
 
 use super::answers::API;
 use super::heartbeat::leave_fields;
-use super::member::{ConsumerMember, Ending};
+use super::member::ConsumerMember;
 use super::reaction;
 use super::reconcile::Callback;
 use crate::error::{Error, Result};
+use crate::group::command::Ending;
 use crate::group::events::{GroupEventKind, RebalanceCause};
 use crate::group::listener::RebalanceListener;
 use crate::group::reaction::Reaction;

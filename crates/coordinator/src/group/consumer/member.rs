@@ -19,14 +19,14 @@ use std::time::Duration;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::ConsumerGroupHeartbeatResponse;
 use mooring_wire::primitives::Uuid;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
 use super::heartbeat::{new_member_id, OwnedById, SentFields, Subscription};
 use super::reconcile::{Reconciliation, Target};
 use crate::assignor::RebalanceProtocol;
 use crate::error::{Error, Result};
-use crate::group::command::Command;
+use crate::group::command::{listener_until, Command, Ending};
 use crate::group::config::{GroupConfig, GroupProtocol};
 use crate::group::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
 use crate::group::listener::RebalanceListener;
@@ -68,15 +68,6 @@ pub(super) struct Beat {
     /// The reconciliation's acknowledgement is due in the next heartbeat (sent at once).
     pub(super) ack_due: bool,
     pub(super) in_flight: Option<InFlight>,
-}
-
-/// A pending end of the member: `leave` always leaves (epoch -1), `close` as configured; all of
-/// it by `deadline`.
-#[derive(Debug)]
-pub(super) struct Ending {
-    pub(super) force_leave: bool,
-    pub(super) reply: Option<oneshot::Sender<Result<()>>>,
-    pub(super) deadline: Instant,
 }
 
 /// A rebalance as this member sees it, from its start (a join, or a new target assignment) to
@@ -349,15 +340,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         let bound = Instant::now() + self.config.listener_timeout();
         tokio::pin!(call);
         loop {
-            let until = [
-                Some(bound),
-                self.ending.as_ref().map(|e| e.deadline),
-                self.closing_by,
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(bound);
+            let until = listener_until(bound, self.ending.as_ref(), self.closing_by);
             tokio::select! {
                 () = &mut call => return true,
                 () = self.turn() => {}
@@ -372,11 +355,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                 // Every handle is gone: close as configured.
                 self.commands_closed = true;
                 if self.ending.is_none() {
-                    self.ending = Some(Ending {
-                        force_leave: false,
-                        reply: None,
-                        deadline: Instant::now() + self.config.rebalance_timeout,
-                    });
+                    self.ending = Some(Ending::handles_gone(self.config.rebalance_timeout));
                 }
             }
             Some(Command::Subscribe(topics)) => self.subscribe(Subscription::Topics(topics)),
@@ -394,18 +373,10 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                 }
             }
             Some(Command::Leave { reply, deadline }) => {
-                self.ending = Some(Ending {
-                    force_leave: true,
-                    reply: Some(reply),
-                    deadline,
-                })
+                self.ending = Some(Ending::leave(reply, deadline));
             }
             Some(Command::Close { reply, deadline }) => {
-                self.ending = Some(Ending {
-                    force_leave: false,
-                    reply: Some(reply),
-                    deadline,
-                })
+                self.ending = Some(Ending::close(reply, deadline));
             }
         }
     }
