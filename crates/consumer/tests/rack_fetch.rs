@@ -11,11 +11,18 @@
 //! 3. a consumer in r2 reads the partitions node 2 follows (not leads) while a producer writes;
 //!    node 2 is SIGKILLed: the consumer falls back to the leaders, loses nothing (every
 //!    acknowledged record handled once, in order per partition), and reads from node 2 again
-//!    once it is back.
+//!    once it is back;
+//! 4. rack-aware assignment (KIP-881) in a classic group mixing ours (r1, r3) with Kafka's Java
+//!    `VerifiableConsumer` (r2), on a topic of nine single-replica partitions, three in each
+//!    rack: under range and cooperative-sticky, whether ours or Java's leads (computes the
+//!    assignment), every member gets the three partitions of its own rack, and the broker's
+//!    view (`ConsumerGroupCommand`) and each member's agree on it.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod common;
+#[path = "rack_fetch/mixed.rs"]
+mod mixed;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -97,6 +104,7 @@ async fn three_node_racks_consumers_fetch_from_their_rack_and_survive_its_broker
     assert_eq!(ours, theirs, "our per-broker counts against the brokers'");
 
     follower_failure(&cluster).await;
+    mixed::rack_aware_mixed_group(&cluster).await;
 }
 
 /// Partition → leader node, from fresh metadata.
