@@ -46,7 +46,7 @@ const BACKLOG: u64 = 18_000;
 const HANDLER_DELAY: Duration = Duration::from_millis(5);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn three_node_racks_consumers_fetch_from_their_rack_and_survive_its_broker() {
+async fn three_node_racks_fetch_nearby_survive_a_broker_and_assign_by_rack() {
     let cluster =
         Cluster::dedicated_with("t-rack-fetch", 3, 30000, &["--racks", "r1,r2,r3", "--jmx"]);
     let topic = unique("rack");
