@@ -14,7 +14,9 @@
 //! - **assigned** (eager: everything; cooperative: only the new partitions): add them to the
 //!   subscription state (new partitions start unpaused, partitions kept by a cooperative
 //!   rebalance keep their state) and to the engine; initialise their positions (committed offset,
-//!   else `auto.offset.reset`); then call the application's `assigned`.
+//!   else `auto.offset.reset`); then call the application's `assigned`. Until it returns the new
+//!   partitions are not fetched, so none of their records reaches a handler before it (a seek in
+//!   it decides where they start).
 //! - **lost**: drop their state at once, commit nothing (someone else may own them), then call the
 //!   application's `lost`.
 //!
@@ -129,6 +131,29 @@ impl<H: Dispatch> Drop for Removal<'_, H> {
     }
 }
 
+/// Holds newly assigned partitions from fetching while the application's `assigned` runs;
+/// releases them when dropped (the call returned, or the member dropped it at its bound).
+struct Held<'a> {
+    shared: &'a Shared,
+    partitions: Vec<TopicPartition>,
+}
+
+impl<'a> Held<'a> {
+    fn new(shared: &'a Shared, partitions: Vec<TopicPartition>) -> Held<'a> {
+        shared.subs().hold_for_listener(&partitions, true);
+        Held { shared, partitions }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.shared
+            .subs()
+            .hold_for_listener(&self.partitions, false);
+        self.shared.wake();
+    }
+}
+
 impl<H: Dispatch> RebalanceListener for MemberListener<H> {
     async fn revoked(&self, partitions: Vec<TopicPartition>) {
         let tps = partitions;
@@ -174,6 +199,13 @@ impl<H: Dispatch> RebalanceListener for MemberListener<H> {
         // applies old answers to new partitions.
         self.shared.assignment_changed();
         let tps = self.assign(&partitions);
+        // Not fetched before the application's `assigned` returns (nor, hence, handed to a
+        // handler), as Java's `onPartitionsAssigned` runs before `poll` returns their records; a
+        // seek in it decides where they start. Released however the call ends.
+        let _held = self
+            .user
+            .is_some()
+            .then(|| Held::new(&self.shared, tps.clone()));
         self.engine.add_partitions(tps.iter().cloned());
         let member = self.member();
         match tokio::time::timeout(
@@ -272,5 +304,66 @@ mod tests {
             engine.submit(&tp, vec![Record::new(1, 0, None, None)]),
             Err(crate::processing::SubmitError::UnknownPartition(_))
         ));
+    }
+
+    /// The application's `assigned` runs before any record of its partitions can reach a handler
+    /// (Java calls `onPartitionsAssigned` before `poll` returns their records): while it runs the
+    /// partitions have their position (a seek in it would set one) but are not fetchable.
+    #[tokio::test(start_paused = true)]
+    async fn new_partitions_are_not_fetched_until_the_application_s_assigned_returns() {
+        struct Gate(tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>);
+        impl crate::ConsumerRebalanceListener for Gate {
+            async fn assigned(&self, _partitions: Vec<TopicPartition>) {
+                if let Some(rx) = self.0.lock().await.take() {
+                    let _ = rx.await;
+                }
+            }
+        }
+        let config = ConsumerConfig::from_properties([
+            ("bootstrap.servers", "127.0.0.1:9"),
+            ("group.id", "g"),
+        ])
+        .unwrap();
+        let client = Client::new(config.client.clone()).unwrap();
+        let (sink, _events) = EventSink::new(16);
+        let subs = SubscriptionState::new(config.auto_offset_reset);
+        let shared = Arc::new(Shared::new(
+            config,
+            subs,
+            client,
+            FrameMemory::new(1 << 20),
+            sink,
+        ));
+        let tp = TopicPartition::new("t", 0);
+        shared.subs().subscribe(["t"]).unwrap();
+        let (engine, _engine_events) =
+            ProcessingEngine::new(ProcessingConfig::default(), |_: ConsumerRecord| async {
+                Ok::<(), String>(())
+            })
+            .unwrap();
+        let (open, gate) = tokio::sync::oneshot::channel();
+        let listener = Arc::new(MemberListener {
+            shared: Arc::clone(&shared),
+            engine,
+            // No member: positions come from `auto.offset.reset`, looked up by the fetch loop;
+            // the test gives one by hand as a seek in the listener would.
+            member: Arc::new(OnceLock::new()),
+            commits: Arc::new(CommitLock::new(())),
+            user: Some(Arc::new(Gate(tokio::sync::Mutex::new(Some(gate))))),
+        });
+        let call = tokio::spawn({
+            let listener = Arc::clone(&listener);
+            let tp = tp.clone();
+            async move { listener.assigned(vec![tp]).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        shared.subs().seek(&tp, 5).unwrap();
+        assert!(
+            shared.subs().fetchable_partitions().is_empty(),
+            "fetchable while the application's assigned runs"
+        );
+        open.send(()).unwrap();
+        call.await.unwrap();
+        assert_eq!(shared.subs().fetchable_partitions(), vec![tp]);
     }
 }

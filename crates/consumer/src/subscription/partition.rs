@@ -17,6 +17,9 @@ pub struct PartitionState {
     pub(crate) paused: bool,
     pub(crate) paused_by_backpressure: bool,
     pub(crate) reset_pending: Option<OffsetResetStrategy>,
+    /// Newly assigned by the group, the application's `assigned` listener still running: not
+    /// fetched until it returns, so no record of the partition reaches a handler before it.
+    pub(crate) held_for_listener: bool,
 }
 
 impl PartitionState {
@@ -60,10 +63,14 @@ impl PartitionState {
         self.reset_pending
     }
 
-    /// The fetcher may fetch this partition: not paused (by the user or by backpressure) and its
-    /// position is known. Being in the assignment is the caller's half of the condition.
+    /// The fetcher may fetch this partition: not paused (by the user or by backpressure), not
+    /// waiting for the application's `assigned` listener, and its position is known. Being in the
+    /// assignment is the caller's half of the condition.
     pub fn is_fetchable(&self) -> bool {
-        !self.paused && !self.paused_by_backpressure && self.position.is_some()
+        !self.paused
+            && !self.paused_by_backpressure
+            && !self.held_for_listener
+            && self.position.is_some()
     }
 
     /// Neither a position nor a pending reset: waits for its committed offset or a reset.

@@ -322,6 +322,16 @@ impl SubscriptionState {
         self.set_paused(partitions, true)
     }
 
+    /// Holds (`true`) or releases these assigned partitions from fetching while the application's
+    /// `assigned` listener runs; partitions no longer assigned are skipped.
+    pub(crate) fn hold_for_listener(&mut self, partitions: &[TopicPartition], held: bool) {
+        for tp in partitions {
+            if let Some(s) = self.assignment.get_mut(tp) {
+                s.held_for_listener = held;
+            }
+        }
+    }
+
     /// Resumes these assigned partitions (all-or-nothing, as [`Self::pause`]).
     pub fn resume<I>(&mut self, partitions: I) -> Result<(), SubscriptionError>
     where
