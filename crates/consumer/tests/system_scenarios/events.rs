@@ -56,6 +56,11 @@ pub struct Global {
     pub owning: BTreeMap<(usize, i32), i64>,
     /// Closed ownership intervals: (partition, member, from, to).
     pub intervals: Vec<(i32, usize, i64, i64)>,
+    /// Commits the coordinator refused because the member's generation had moved on under it
+    /// (ILLEGAL_GENERATION): (partition, the group's commit then, the refused offset). The
+    /// member's partitions are lost at that moment, so their next owner starts from the commit
+    /// before, and the records in between come again: at-least-once, for every client.
+    pub refused: Vec<(i32, i64, i64)>,
     pub violations: Vec<String>,
 }
 
@@ -191,6 +196,17 @@ impl Global {
 
     fn committed(&mut self, member: usize, event: &Value) {
         if event["success"].as_bool() != Some(true) {
+            if event["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("ILLEGAL_GENERATION"))
+            {
+                for commit in event["offsets"].as_array().into_iter().flatten() {
+                    let p = commit["partition"].as_i64().unwrap_or(-1) as i32;
+                    let offset = commit["offset"].as_i64().unwrap_or(-1);
+                    let before = self.committed.get(&p).copied().unwrap_or(0);
+                    self.refused.push((p, before, offset));
+                }
+            }
             return;
         }
         for commit in event["offsets"].as_array().into_iter().flatten() {
@@ -217,8 +233,29 @@ impl Global {
         self.members.iter().map(|m| m.consumed).sum()
     }
 
+    /// Records consumed more than once, less those a refused commit explains (see
+    /// [`Global::refused`]).
     pub fn duplicates(&self) -> u64 {
-        self.seen.values().map(|n| u64::from(n - 1)).sum()
+        self.seen
+            .iter()
+            .filter(|(k, _)| !self.after_refused_commit(**k))
+            .map(|(_, n)| u64::from(n - 1))
+            .sum()
+    }
+
+    /// Records consumed again because a commit covering them was refused (ILLEGAL_GENERATION).
+    pub fn redelivered_after_refused_commit(&self) -> u64 {
+        self.seen
+            .iter()
+            .filter(|(k, _)| self.after_refused_commit(**k))
+            .map(|(_, n)| u64::from(n - 1))
+            .sum()
+    }
+
+    fn after_refused_commit(&self, (p, offset): (i32, i64)) -> bool {
+        self.refused
+            .iter()
+            .any(|&(rp, from, to)| rp == p && from <= offset && offset < to)
     }
 
     /// Records never consumed: offsets below a partition's end of log (`ends`), and offsets the
