@@ -64,6 +64,7 @@ fn consumer_bounce(protocol: Protocol, name: &str, rolling: bool, imps: [Impl; 3
     s.start_all();
     s.await_all_members();
     s.await_protocol();
+    s.await_settled();
     for _ in 0..2 {
         if rolling {
             for i in 0..3 {
@@ -279,6 +280,7 @@ fn fencing_static_consumer(protocol: Protocol, name: &str, stable_first: bool) {
         }
         s.await_members(3);
         s.await_protocol();
+        s.await_settled();
         let rebalances = s.num_rebalances();
         s.start(conflict);
         match protocol {
@@ -388,6 +390,7 @@ fn consumer_failure(protocol: Protocol, name: &str, autocommit: bool) {
     s.start_all();
     s.await_all_members();
     s.await_protocol();
+    s.await_settled();
     let owner = s.owner(0).expect("partition 0 has an owner");
     s.start_producer(300);
     s.await_consumed(300);
