@@ -251,19 +251,17 @@ mod tests {
     use crate::processing::{ConsumerRecord, ProcessingConfig};
     use crate::subscription::SubscriptionState;
 
-    /// A revoke whose handler never finishes, cut short by the member's bound during the drain
-    /// (the member drops the call): the partition still leaves the subscription state, hence the
-    /// fetcher, and the engine.
-    #[tokio::test(start_paused = true)]
-    async fn a_revoke_cut_short_still_takes_its_partitions_out() {
-        let config = ConsumerConfig::from_properties([
-            ("bootstrap.servers", "127.0.0.1:9"),
-            ("group.id", "g"),
-            ("mooring.revoke.timeout.ms", "60000"),
-        ])
+    /// A consumer's shared state in group `g`, subscribed to topic `t`, with these properties
+    /// besides (and its event stream, kept open).
+    fn subscribed_to_t(extra: &[(&str, &str)]) -> (Arc<Shared>, crate::events::ConsumerEvents) {
+        let config = ConsumerConfig::from_properties(
+            [("bootstrap.servers", "127.0.0.1:9"), ("group.id", "g")]
+                .into_iter()
+                .chain(extra.iter().copied()),
+        )
         .unwrap();
         let client = Client::new(config.client.clone()).unwrap();
-        let (sink, _events) = EventSink::new(16);
+        let (sink, events) = EventSink::new(16);
         let subs = SubscriptionState::new(config.auto_offset_reset);
         let shared = Arc::new(Shared::new(
             config,
@@ -272,8 +270,17 @@ mod tests {
             FrameMemory::new(1 << 20),
             sink,
         ));
-        let tp = TopicPartition::new("t", 0);
         shared.subs().subscribe(["t"]).unwrap();
+        (shared, events)
+    }
+
+    /// A revoke whose handler never finishes, cut short by the member's bound during the drain
+    /// (the member drops the call): the partition still leaves the subscription state, hence the
+    /// fetcher, and the engine.
+    #[tokio::test(start_paused = true)]
+    async fn a_revoke_cut_short_still_takes_its_partitions_out() {
+        let (shared, _events) = subscribed_to_t(&[("mooring.revoke.timeout.ms", "60000")]);
+        let tp = TopicPartition::new("t", 0);
         shared.subs().assign_from_group([tp.clone()]).unwrap();
         let hang = |_: ConsumerRecord| std::future::pending::<Result<(), String>>();
         let (engine, _engine_events) =
@@ -319,23 +326,8 @@ mod tests {
                 }
             }
         }
-        let config = ConsumerConfig::from_properties([
-            ("bootstrap.servers", "127.0.0.1:9"),
-            ("group.id", "g"),
-        ])
-        .unwrap();
-        let client = Client::new(config.client.clone()).unwrap();
-        let (sink, _events) = EventSink::new(16);
-        let subs = SubscriptionState::new(config.auto_offset_reset);
-        let shared = Arc::new(Shared::new(
-            config,
-            subs,
-            client,
-            FrameMemory::new(1 << 20),
-            sink,
-        ));
+        let (shared, _events) = subscribed_to_t(&[]);
         let tp = TopicPartition::new("t", 0);
-        shared.subs().subscribe(["t"]).unwrap();
         let (engine, _engine_events) =
             ProcessingEngine::new(ProcessingConfig::default(), |_: ConsumerRecord| async {
                 Ok::<(), String>(())
