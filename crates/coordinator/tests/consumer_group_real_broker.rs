@@ -67,20 +67,12 @@ async fn create_topic(cluster: &Cluster, topic: &str) {
 /// Sets the group's heartbeat interval and session timeout on the broker (KIP-848 group configs),
 /// before any member joins.
 fn group_timeouts(cluster: &Cluster, group: &str, session_ms: u32) {
-    let configs =
-        format!("consumer.heartbeat.interval.ms=500,consumer.session.timeout.ms={session_ms}");
-    cluster.tool_ok(
-        "ConfigCommand",
+    let session = session_ms.to_string();
+    cluster.set_group_config(
+        group,
         &[
-            "--bootstrap-server",
-            cluster.bootstrap(),
-            "--entity-type",
-            "groups",
-            "--entity-name",
-            group,
-            "--alter",
-            "--add-config",
-            &configs,
+            ("consumer.heartbeat.interval.ms", "500"),
+            ("consumer.session.timeout.ms", &session),
         ],
     );
 }

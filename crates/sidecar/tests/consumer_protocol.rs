@@ -182,18 +182,11 @@ async fn the_broker_watch_describes_a_consumer_protocol_group() {
 /// The group's heartbeat interval and session timeout (the broker's dynamic group configs; the
 /// test broker's minimums are 500 ms and 1 s), set before any member joins.
 fn group_timeouts(cluster: &Cluster, group: &str) {
-    cluster.tool_ok(
-        "ConfigCommand",
+    cluster.set_group_config(
+        group,
         &[
-            "--bootstrap-server",
-            cluster.bootstrap(),
-            "--entity-type",
-            "groups",
-            "--entity-name",
-            group,
-            "--alter",
-            "--add-config",
-            "consumer.heartbeat.interval.ms=500,consumer.session.timeout.ms=6000",
+            ("consumer.heartbeat.interval.ms", "500"),
+            ("consumer.session.timeout.ms", "6000"),
         ],
     );
 }
