@@ -153,9 +153,11 @@ impl ConsumerError {
                     Resource::Topics(_) => "topic_authorization",
                     _ => "cluster_authorization",
                 },
-                E::FencedInstanceId { .. } => "fenced",
+                // Another process holds the instance id (the consumer protocol's refusal too).
+                E::FencedInstanceId { .. } | E::InstanceIdUnreleased { .. } => "fenced",
                 E::Encode { .. } => "unencodable",
-                E::Config { .. } => "config",
+                // group.protocol=consumer on a broker without it: the fix is in the config.
+                E::Config { .. } | E::ConsumerProtocolUnsupported { .. } => "config",
                 _ => "other",
             },
             _ => "other",
@@ -214,6 +216,24 @@ mod tests {
             broker: "node 1".into(),
         });
         assert!(!gone.is_fatal(), "{gone}");
+    }
+
+    #[test]
+    fn the_consumer_protocol_s_fatal_errors_have_their_kind() {
+        let unsupported =
+            ConsumerError::from(mooring_coordinator::Error::ConsumerProtocolUnsupported {
+                group: "g".into(),
+                reason: "ConsumerGroupHeartbeat answered UNSUPPORTED_VERSION".into(),
+            });
+        // group.protocol asks what the broker cannot give: the fix is in the config.
+        assert_eq!(unsupported.kind(), "config");
+        let unreleased = ConsumerError::from(mooring_coordinator::Error::InstanceIdUnreleased {
+            group: "g".into(),
+            instance_id: "pod-0".into(),
+            after: std::time::Duration::from_secs(600),
+        });
+        // Another process holds the instance id, as with FENCED_INSTANCE_ID.
+        assert_eq!(unreleased.kind(), "fenced");
     }
 
     #[test]
