@@ -254,9 +254,7 @@ async fn a_pattern_subscription_leaves_internal_topics_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_pattern_subscription_under_the_consumer_protocol_is_matched_by_the_broker() {
     let cluster = Cluster::shared();
-    if !common::protocol_supported(&cluster, "consumer") {
-        return;
-    }
+    common::require_protocol(&cluster, "consumer");
     let prefix = unique("re2j");
     let (t1, t2, t3) = (
         format!("{prefix}-a"),
@@ -305,9 +303,7 @@ async fn a_pattern_subscription_under_the_consumer_protocol_is_matched_by_the_br
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn under_the_consumer_protocol_the_broker_matches_internal_topics_too() {
     let cluster = Cluster::shared();
-    if !common::protocol_supported(&cluster, "consumer") {
-        return;
-    }
+    common::require_protocol(&cluster, "consumer");
     let topic = unique("re2j-internal");
     cluster.create_topic(&topic, 1);
     assert_eq!(cluster.produce_verifiable(&topic, 10, 0, &[]), 10);

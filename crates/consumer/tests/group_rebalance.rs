@@ -190,9 +190,7 @@ async fn cooperative_two_members_consume_everything_once_and_kept_partitions_kee
 /// The consumer protocol's reconciliation, incremental as a cooperative rebalance: the same holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn consumer_protocol_two_members_consume_everything_once_and_kept_partitions_keep_flowing() {
-    if !common::protocol_supported(&Cluster::shared(), "consumer") {
-        return;
-    }
+    common::require_protocol(&Cluster::shared(), "consumer");
     incremental_two_members("consumer", "").await;
 }
 

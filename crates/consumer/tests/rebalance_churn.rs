@@ -179,9 +179,7 @@ async fn cooperative_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
 /// incremental), counted in member epochs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn consumer_protocol_churn_of_twenty_rebalances_loses_and_repeats_nothing() {
-    if !common::protocol_supported(&Cluster::shared(), "consumer") {
-        return;
-    }
+    common::require_protocol(&Cluster::shared(), "consumer");
     let (lost, duplicates, rebalances) = churn("consumer", "").await;
     assert!(rebalances >= 20, "only {rebalances} rebalances");
     assert_eq!((lost, duplicates), (0, 0));
@@ -203,9 +201,7 @@ async fn a_pause_holds_while_the_partition_stays_and_is_cleared_when_it_moves_un
 
 async fn pause_rule(protocol: &str) {
     let cluster = Cluster::shared();
-    if !common::protocol_supported(&cluster, protocol) {
-        return;
-    }
+    common::require_protocol(&cluster, protocol);
     let topic = unique("pause-rebalance");
     let group = unique("pause-rebalance-g");
     cluster.create_topic(&topic, 4);

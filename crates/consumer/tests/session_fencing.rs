@@ -91,9 +91,7 @@ impl Member {
 
 async fn fenced_member_reports_lost_rejoins_and_consumes(protocol: &str) {
     let cluster = Cluster::shared();
-    if !common::protocol_supported(&cluster, protocol) {
-        return;
-    }
+    common::require_protocol(&cluster, protocol);
     let name = format!("fenced-{protocol}");
     let topic = unique(&name);
     let group = unique(&format!("{name}-g"));

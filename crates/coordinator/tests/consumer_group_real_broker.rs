@@ -595,13 +595,14 @@ async fn a_commit_carries_the_member_epoch_and_is_read_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_consumer_protocol_runs_on_kafka_4_and_is_refused_clearly_by_older_brokers() {
     let cluster = Cluster::shared();
-    let kafka_4 = cluster.var("MOORING_KAFKA_VERSION").starts_with("4.");
+    // What the broker says (its group.coordinator.rebalance.protocols), not its release string.
+    let protocol_on = cluster.supports_consumer_protocol();
     let topic = unique("kip848-support");
     let group = unique("kip848-support");
     create_topic(&cluster, &topic).await;
     let a = Member::spawn(&cluster, &group, None).await;
     a.handle.subscribe([topic.clone()]).await.unwrap();
-    if kafka_4 {
+    if protocol_on {
         until(
             &[&a],
             Duration::from_secs(60),

@@ -415,20 +415,55 @@ impl Cluster {
             .collect()
     }
 
-    /// Whether the broker runs KIP-848's `consumer` group protocol by default (Kafka 4.0 on:
-    /// `group.coordinator.rebalance.protocols` holds `consumer`); tests of that protocol skip,
-    /// saying so, on older releases.
+    /// Whether the broker runs KIP-848's `consumer` group protocol, as the broker itself says:
+    /// its `group.coordinator.rebalance.protocols` (ConfigCommand on node 1) holds `consumer`, the
+    /// default from Kafka 4.0. Not its ApiVersions: 3.9.1 lists ConsumerGroupHeartbeat v0 while
+    /// the protocol is off (a preview there) and refuses the member's join. Asked once per
+    /// process and cluster.
     pub fn supports_consumer_protocol(&self) -> bool {
-        let version = self
-            .env
-            .get("MOORING_KAFKA_VERSION")
-            .map(String::as_str)
-            .unwrap_or("4.4.0");
-        version
-            .split('.')
-            .next()
-            .and_then(|major| major.parse::<u32>().ok())
-            .is_some_and(|major| major >= 4)
+        static ANSWERS: std::sync::Mutex<BTreeMap<String, bool>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let key = format!("{}@{}", self.name(), self.bootstrap());
+        if let Some(&known) = ANSWERS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return known;
+        }
+        let described = self.tool_ok(
+            "ConfigCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--describe",
+                "--entity-type",
+                "brokers",
+                "--entity-name",
+                "1",
+                "--all",
+            ],
+        );
+        let supported = rebalance_protocols(&described).any(|p| p == "consumer");
+        ANSWERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, supported);
+        supported
+    }
+
+    /// Panics unless the broker runs the consumer group protocol
+    /// ([`Cluster::supports_consumer_protocol`]). A test of that protocol (`consumer_protocol`
+    /// in its name) calls it before anything else: scripts/test leaves those tests out where the
+    /// broker lacks the protocol (the consumer-protocol filter of .config/nextest.toml), so one
+    /// that gets here on such a broker was run by hand or the filter missed it, and must fail,
+    /// not pass without running.
+    pub fn require_consumer_protocol(&self) {
+        assert!(
+            self.supports_consumer_protocol(),
+            "Kafka {} ({}) has no consumer group protocol: its \
+             group.coordinator.rebalance.protocols lacks `consumer`. This test of that protocol \
+             should have been left out by the runner (the consumer-protocol filter of \
+             .config/nextest.toml, which scripts/test applies on such a broker)",
+            self.var("MOORING_KAFKA_VERSION"),
+            self.bootstrap()
+        );
     }
 
     /// Sets dynamic configs of a group (`ConfigCommand --alter --entity-type groups`), before
@@ -522,4 +557,40 @@ fn parse_env(text: &str) -> HashMap<String, String> {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect()
+}
+
+/// The group protocols in ConfigCommand's `--describe --all` output of a broker
+/// (`group.coordinator.rebalance.protocols=classic,consumer sensitive=false ...`); none when the
+/// broker has no such config (before Kafka 3.7).
+fn rebalance_protocols(described: &str) -> impl Iterator<Item = &str> {
+    described
+        .lines()
+        .filter_map(|line| {
+            line.trim()
+                .strip_prefix("group.coordinator.rebalance.protocols=")
+        })
+        .take(1)
+        .flat_map(|rest| rest.split_whitespace().next().unwrap_or("").split(','))
+}
+
+#[cfg(test)]
+mod rebalance_protocols_tests {
+    use super::rebalance_protocols;
+
+    #[test]
+    fn reads_the_protocols_from_config_commands_lines() {
+        let v4 = "All configs for broker 1 are:\n  group.coordinator.new.enable=true sensitive=false\n  \
+                  group.coordinator.rebalance.protocols=classic,consumer,streams sensitive=false \
+                  synonyms={DEFAULT_CONFIG:group.coordinator.rebalance.protocols=classic,consumer,streams}\n";
+        assert_eq!(
+            rebalance_protocols(v4).collect::<Vec<_>>(),
+            ["classic", "consumer", "streams"]
+        );
+        let v3 = "  group.coordinator.rebalance.protocols=classic sensitive=false synonyms={}\n";
+        assert_eq!(rebalance_protocols(v3).collect::<Vec<_>>(), ["classic"]);
+        assert_eq!(
+            rebalance_protocols("  log.dirs=/x sensitive=false\n").count(),
+            0
+        );
+    }
 }

@@ -78,9 +78,8 @@ fn run_to_max(command: &mut Command) -> BTreeMap<String, Value> {
 /// event Java prints, ours prints too, with all of Java's fields in the same shapes.
 fn event_lines_as_java_prints_them(protocol: Protocol) {
     let cluster = Cluster::shared();
-    if protocol == Protocol::Consumer && !cluster.supports_consumer_protocol() {
-        eprintln!("skipped: this broker predates KIP-848's consumer protocol by default");
-        return;
+    if protocol == Protocol::Consumer {
+        cluster.require_consumer_protocol();
     }
     let topic = unique("vc-shape");
     cluster.create_topic(&topic, 2);

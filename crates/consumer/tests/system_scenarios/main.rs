@@ -35,26 +35,20 @@ use driver::{Impl, Protocol, Scenario, COOPERATIVE, RANGE};
 use events::{Global, MemberView, Status};
 use mooring_testkit::{wait_blocking, Cluster};
 
-/// The shared cluster, unless `protocol` is the consumer protocol and the broker predates it
-/// (then the scenario is skipped, and says so).
-fn shared(protocol: Protocol) -> Option<Cluster> {
+/// The shared cluster; a scenario of the consumer protocol fails on a broker without it (the
+/// runner leaves those out there: [`Cluster::require_consumer_protocol`]).
+fn shared(protocol: Protocol) -> Cluster {
     let cluster = Cluster::shared();
-    if protocol == Protocol::Consumer && !cluster.supports_consumer_protocol() {
-        eprintln!(
-            "skipped: Kafka {} has no consumer group protocol by default (KIP-848, Kafka 4.0)",
-            cluster.var("MOORING_KAFKA_VERSION")
-        );
-        return None;
+    if protocol == Protocol::Consumer {
+        cluster.require_consumer_protocol();
     }
-    Some(cluster)
+    cluster
 }
 
 // ---- OffsetValidationTest ------------------------------------------------------------------
 
 fn consumer_bounce(protocol: Protocol, name: &str, rolling: bool, imps: [Impl; 3], swap: bool) {
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, 1, protocol);
     let f = s.flags(RANGE, "6000");
     for imp in imps {
@@ -144,9 +138,7 @@ fn static_consumer_bounce(
     rolling: bool,
     static_membership: bool,
 ) {
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, 3, protocol);
     let ids: Vec<String> = (0..3).map(|i| format!("{name}-{i}")).collect();
     for id in &ids {
@@ -250,9 +242,7 @@ fn static_consumer_bounce_rolling_cooperative() {
 /// started all at once, the one refused gives up after `mooring.unreleased.instance.timeout.ms`
 /// (5 s here) and dies saying so, as Java's consumer dies at once.
 fn fencing_static_consumer(protocol: Protocol, name: &str, stable_first: bool) {
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, 3, protocol);
     let ids: Vec<String> = (0..3).map(|i| format!("{name}-{i}")).collect();
     let short_bound = [("mooring.unreleased.instance.timeout.ms", "5000")];
@@ -378,9 +368,7 @@ fn fencing_static_consumer_all() {
 }
 
 fn consumer_failure(protocol: Protocol, name: &str, autocommit: bool) {
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, 1, protocol);
     let mut f = s.flags(RANGE, "6000");
     if autocommit {
@@ -440,9 +428,7 @@ fn consumer_failure_autocommit() {
 /// Consumers started one by one, then stopped one by one; the partition stays readable after
 /// every rebalance.
 fn group_consumption_scenario(protocol: Protocol) {
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, "group", 1, protocol);
     let f = s.flags(RANGE, "6000");
     s.add_n(3, Impl::Mooring, &f);
@@ -474,9 +460,7 @@ fn group_consumption() {
 
 fn valid_assignment(protocol: Protocol, name: &str, strategy: &str) {
     const PARTITIONS: u32 = 6;
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, PARTITIONS, protocol);
     let f = s.flags(strategy, "6000");
     s.add_n(3, Impl::Mooring, &f);

@@ -21,9 +21,7 @@ use crate::shared;
 /// is consumed once and committed.
 fn mixed_group(protocol: Protocol, name: &str) {
     const PARTITIONS: i32 = 6;
-    let Some(cluster) = shared(protocol) else {
-        return;
-    };
+    let cluster = shared(protocol);
     let mut s = Scenario::new(&cluster, name, PARTITIONS as u32, protocol);
     let f = s.flags(RANGE, "6000");
     let mut client_ids = Vec::new();
@@ -128,9 +126,7 @@ fn restart_as(s: &mut Scenario, i: usize, flags: &[String], config: Option<&std:
 /// classic again). Nothing acknowledged is lost, nothing consumed twice, commits follow the
 /// consumption throughout, and no partition is ever owned twice.
 fn online_migration_classic_to_consumer_and_back() {
-    let Some(cluster) = shared(Protocol::Consumer) else {
-        return;
-    };
+    let cluster = shared(Protocol::Consumer);
     let mut s = Scenario::new(&cluster, "848-migration", 3, Protocol::Consumer);
     // The classic members read the heartbeat interval the consumer protocol refuses.
     let classic_config = s.config_file("classic", &[("heartbeat.interval.ms", "500")]);
