@@ -3,7 +3,8 @@
 //! revokes only what moves; a dynamic member leaving (-1) hands everything to the other; a static
 //! member closing (-2) keeps its partitions for its successor; a second process with a live
 //! instance id waits (UNRELEASED_INSTANCE_ID) and takes over once the first closes; a member whose
-//! heartbeats stop past the session timeout is fenced, loses its partitions and rejoins; a commit
+//! heartbeats stop past the session timeout is fenced, loses its partitions and rejoins, and so
+//! does one whose group was deleted meanwhile (GROUP_ID_NOT_FOUND); a commit
 //! with the member epoch is accepted and read back.
 //!
 //! Each test has a group and a topic of its own and sets the group's heartbeat interval and
@@ -553,6 +554,69 @@ async fn a_member_silent_past_its_session_is_fenced_loses_and_rejoins() {
         )
     })
     .await;
+    a.handle.close().await.unwrap();
+}
+
+/// The group deleted while its only member was silent past its session (the coordinator's periodic
+/// clean-up removes an empty group without offsets; here Kafka's ConsumerGroupCommand --delete does
+/// it on purpose): the member's next heartbeat is answered GROUP_ID_NOT_FOUND, and the member loses
+/// its partitions and rejoins at epoch 0, which recreates the group, instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_whose_group_was_deleted_while_it_was_silent_rejoins_and_recreates_it() {
+    let s = setup("kip848-deleted", 2000).await;
+    let a = Member::spawn(&s.cluster, &s.group, None).await;
+    a.handle.subscribe([s.topic.clone()]).await.unwrap();
+    let before = until(&[&a], Duration::from_secs(60), "a", settled(&s.topic)).await;
+    a.transport.blocked.store(true, Ordering::SeqCst);
+    // The session expires, the group empties; then it can be deleted (NON_EMPTY_GROUP until then).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = s.cluster.tool(
+            "ConsumerGroupCommand",
+            &[
+                "--bootstrap-server",
+                s.cluster.bootstrap(),
+                "--delete",
+                "--group",
+                &s.group,
+            ],
+        );
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && said.contains("successful") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the group was not deleted in 60 s: {said} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(s.cluster.group_state(&s.group), None, "the group is gone");
+    a.transport.blocked.store(false, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.calls.of("lost") != whole(&s.topic) {
+        assert!(
+            Instant::now() < deadline,
+            "not told its membership is gone: {:?}",
+            a.handle.state()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after = until(&[&a], Duration::from_secs(30), "a rejoined", |snaps| {
+        settled(&s.topic)(snaps) && snaps[0].member_id == before[0].member_id
+    })
+    .await;
+    assert!(after[0].failure.is_none(), "{:?}", after[0].failure);
+    let group = s
+        .cluster
+        .group_state(&s.group)
+        .expect("the group exists again");
+    assert_eq!(
+        (group.state.as_str(), group.members),
+        ("Stable", 1),
+        "{group:?}"
+    );
     a.handle.close().await.unwrap();
 }
 

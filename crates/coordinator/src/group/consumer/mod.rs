@@ -15,7 +15,7 @@
 //!                                ^  |                  ^                               |
 //!        (UNRELEASED_INSTANCE_ID)|  v                  +---- new target -- STABLE <----+ answered
 //!                  INSTANCE_ID_UNRELEASED
-//!  any in the group --FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID--> FENCED --lost--> JOINING (epoch 0)
+//!  any in the group --FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID / GROUP_ID_NOT_FOUND--> FENCED --lost--> JOINING (epoch 0)
 //!  any in the group --max.poll.interval.ms missed--> STALE --leave -1, lost--> JOINING (epoch 0)
 //!  any --fatal code--> FATAL --lost; a new subscribe--> JOINING
 //!  close / leave / empty subscription --revoked--> LEAVING --epoch -1 or -2--> (closed | UNSUBSCRIBED)
@@ -89,6 +89,7 @@
 //! |---|---|---|
 //! | ConsumerGroupHeartbeat | NONE | take the epoch, the interval and the target (if any); next heartbeat after the interval |
 //! | ConsumerGroupHeartbeat | FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID | lost; → FENCED; rejoin at epoch 0 with the same member id (cause `EpochFenced`) |
+//! | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND (a heartbeat above epoch 0 whose group the coordinator deleted meanwhile: the member's session expired, the group emptied, and the periodic clean-up or an admin's DeleteGroups removed it) | as UNKNOWN_MEMBER_ID: lost; → FENCED; rejoin at epoch 0, which recreates the group. Java's member fails here (its table's last row); a consumer that dies because its group was cleaned up while it was away would crash-loop a deployment for nothing |
 //! | ConsumerGroupHeartbeat | UNRELEASED_INSTANCE_ID (a static member whose instance id the process it replaces has not released) | → INSTANCE_ID_UNRELEASED; `InstanceIdUnreleased` event; join again after `retry.backoff.ms` doubling up to the heartbeat interval (at most 5 s); once `mooring.unreleased.instance.timeout.ms` has passed since the first: → FATAL with [`Error::InstanceIdUnreleased`](crate::Error::InstanceIdUnreleased). Java's member fails at once; a rolling restart must not crash-loop |
 //! | ConsumerGroupHeartbeat | COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, NETWORK_EXCEPTION, transport error | rediscover; a full heartbeat after `retry.backoff.ms`; membership kept |
 //! | ConsumerGroupHeartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | a full heartbeat after `retry.backoff.ms` |
@@ -97,7 +98,7 @@
 //! | ConsumerGroupHeartbeat | a request this client cannot encode at the version negotiated (a regex at v0) | lost; → FATAL with [`Error::Encode`](crate::Error::Encode); a new `subscribe` tries again |
 //! | ConsumerGroupHeartbeat | any other (UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION, GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, FENCED_INSTANCE_ID, ...) | lost; → FATAL(code) with the error, `RebalanceFailed`, said once; a new `subscribe` tries again |
 //! | leave heartbeat (-1, -2) | NONE | done (`Left` event) |
-//! | leave heartbeat | UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID | done: not in the group, which is what leaving wanted |
+//! | leave heartbeat | UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND | done: not in the group, which is what leaving wanted |
 //! | leave heartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, transport error | one retry after `retry.backoff.ms` (rediscovering for coordinator errors), then give up: the session timeout removes the member |
 //! | leave heartbeat | any other | `close`/`leave` return the error; the member ends anyway |
 //! | OffsetCommit | NONE | done (`Commit` event) |

@@ -12,7 +12,12 @@ pub fn heartbeat(code: ErrorCode) -> Reaction {
     use ErrorCode as E;
     match code {
         E::None => Reaction::Proceed,
-        E::FencedMemberEpoch | E::UnknownMemberId => Reaction::RejoinAtEpochZero,
+        // GROUP_ID_NOT_FOUND answers a heartbeat at an epoch above 0 whose group no longer exists
+        // (the member's session expired, the group emptied and the coordinator deleted it): the
+        // membership is gone as with UNKNOWN_MEMBER_ID, and a join at epoch 0 recreates the group.
+        E::FencedMemberEpoch | E::UnknownMemberId | E::GroupIdNotFound => {
+            Reaction::RejoinAtEpochZero
+        }
         E::UnreleasedInstanceId => Reaction::AwaitInstanceRelease,
         E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
             Reaction::Rediscover
@@ -29,7 +34,9 @@ pub fn leave(code: ErrorCode) -> Reaction {
     use ErrorCode as E;
     match code {
         E::None => Reaction::Proceed,
-        E::UnknownMemberId | E::FencedMemberEpoch | E::FencedInstanceId => Reaction::AlreadyGone,
+        E::UnknownMemberId | E::FencedMemberEpoch | E::FencedInstanceId | E::GroupIdNotFound => {
+            Reaction::AlreadyGone
+        }
         E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
             Reaction::Rediscover
         }

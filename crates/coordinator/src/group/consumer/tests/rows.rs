@@ -45,9 +45,12 @@ async fn heartbeat_none_takes_the_epoch_and_keeps_the_assignment_when_none_is_gi
 }
 
 #[tokio::test(start_paused = true)]
-async fn heartbeat_fenced_member_epoch_and_unknown_member_id_lose_everything_and_rejoin_at_epoch_zero(
+async fn heartbeat_fenced_member_epoch_unknown_member_id_and_group_id_not_found_lose_everything_and_rejoin_at_epoch_zero(
 ) {
-    for code in [E::FencedMemberEpoch, E::UnknownMemberId] {
+    // GROUP_ID_NOT_FOUND: the group was deleted while the member was out of it (its session
+    // expired, the group emptied, and the coordinator removed the empty group); the broker
+    // recreates it for a heartbeat at epoch 0.
+    for code in [E::FencedMemberEpoch, E::UnknownMemberId, E::GroupIdNotFound] {
         let mut s = start(config(None));
         stable(&s).await;
         drain(&mut s.events);
@@ -337,8 +340,8 @@ async fn heartbeat_a_regex_at_v0_is_a_fatal_encoding_error_never_retried() {
 // ---------- the leave heartbeat ----------
 
 #[tokio::test(start_paused = true)]
-async fn leave_unknown_member_id_and_fenced_member_epoch_are_done() {
-    for code in [E::UnknownMemberId, E::FencedMemberEpoch] {
+async fn leave_unknown_member_id_fenced_member_epoch_and_group_id_not_found_are_done() {
+    for code in [E::UnknownMemberId, E::FencedMemberEpoch, E::GroupIdNotFound] {
         let s = start(config(None));
         stable(&s).await;
         s.fake.push(refused(code));
@@ -400,6 +403,7 @@ fn the_reaction_functions_are_the_table() {
         (E::None, R::Proceed),
         (E::FencedMemberEpoch, R::RejoinAtEpochZero),
         (E::UnknownMemberId, R::RejoinAtEpochZero),
+        (E::GroupIdNotFound, R::RejoinAtEpochZero),
         (E::UnreleasedInstanceId, R::AwaitInstanceRelease),
         (E::CoordinatorNotAvailable, R::Rediscover),
         (E::NotCoordinator, R::Rediscover),
@@ -416,6 +420,7 @@ fn the_reaction_functions_are_the_table() {
         assert_eq!(reaction::heartbeat(code), expected, "heartbeat {code}");
     }
     assert_eq!(reaction::leave(E::UnknownMemberId), R::AlreadyGone);
+    assert_eq!(reaction::leave(E::GroupIdNotFound), R::AlreadyGone);
     assert_eq!(
         reaction::offset_commit(E::StaleMemberEpoch),
         R::RetryAfterRebalance
