@@ -1,11 +1,13 @@
 """librdkafka peer (PyPI confluent-kafka): join a classic consumer group, read a topic, commit, leave.
 
-Usage: golden_consumer.py BOOTSTRAP GROUP TOPIC STRATEGY COUNT [INSTANCE_ID]
+Usage: golden_consumer.py [--sasl MECHANISM USER PASSWORD] BOOTSTRAP GROUP TOPIC STRATEGY COUNT [INSTANCE_ID]
 
 STRATEGY is librdkafka's partition.assignment.strategy (range, roundrobin, cooperative-sticky).
 Reads COUNT records from the beginning of TOPIC, commits them synchronously, stays in the group a
 little longer so at least one Heartbeat goes out, then closes (LeaveGroup, unless INSTANCE_ID makes it
 a static member). scripts/capture-golden runs it while it records the traffic for the wire tests.
+--sasl connects over SASL_PLAINTEXT (BOOTSTRAP is then the broker's SASL listener) with
+librdkafka's sasl.mechanisms, sasl.username and sasl.password.
 Prints "ok N" with the number of records read; exits 1 if fewer than COUNT arrived in time.
 """
 import sys
@@ -13,7 +15,11 @@ import time
 
 from confluent_kafka import Consumer, KafkaException
 
-bootstrap, group, topic, strategy, count = sys.argv[1:6]
+args = sys.argv[1:]
+sasl = None
+if args[:1] == ["--sasl"]:
+    sasl, args = args[1:4], args[4:]
+bootstrap, group, topic, strategy, count = args[0:5]
 count = int(count)
 config = {
     "bootstrap.servers": bootstrap,
@@ -25,8 +31,11 @@ config = {
     "session.timeout.ms": 6000,
     "heartbeat.interval.ms": 500,
 }
-if len(sys.argv) > 6:
-    config["group.instance.id"] = sys.argv[6]
+if len(args) > 5:
+    config["group.instance.id"] = args[5]
+if sasl:
+    config.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": sasl[0],
+                   "sasl.username": sasl[1], "sasl.password": sasl[2]})
 consumer = Consumer(config)
 consumer.subscribe([topic])
 read = 0
