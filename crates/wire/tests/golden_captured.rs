@@ -8,8 +8,10 @@
 //! [`mooring_wire::frame`], decodes the body at the captured version, checks values the capture
 //! script knows (group id, topic names, the records the producer wrote as listed in
 //! `produced.tsv`, the consumer-protocol Subscription/Assignment inside JoinGroup/SyncGroup, the
-//! KIP-848 heartbeats and describe of the `consumer-protocol` scenario), and re-encodes header and
-//! body to the very same bytes.
+//! KIP-848 heartbeats and describe of the `consumer-protocol` scenario, the SaslHandshake and
+//! SaslAuthenticate of PLAIN and SCRAM-SHA-512 logins in the `sasl` scenario, the ListGroups and
+//! DescribeGroups of ConsumerGroupCommand in the `group-listing` scenario), and re-encodes header
+//! and body to the very same bytes.
 //!
 //! The files are committed; this test needs no broker and no network.
 
@@ -17,6 +19,10 @@
 mod consumer_group;
 #[path = "golden_captured/fetched.rs"]
 mod fetched;
+#[path = "golden_captured/group_listing.rs"]
+mod group_listing;
+#[path = "golden_captured/sasl.rs"]
+mod sasl;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,6 +47,7 @@ const PARTITIONS: i32 = 2;
 const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 const NOT_COORDINATOR: i16 = 16;
+const GROUP_ID_NOT_FOUND: i16 = 69;
 const MEMBER_ID_REQUIRED: i16 = 79;
 
 fn root() -> PathBuf {
@@ -343,6 +350,7 @@ fn expected_error(c: &Captured) -> i16 {
             "error14" => error = COORDINATOR_LOAD_IN_PROGRESS,
             "error15" => error = COORDINATOR_NOT_AVAILABLE,
             "error16" => error = NOT_COORDINATOR,
+            "error69" => error = GROUP_ID_NOT_FOUND,
             "error79" => error = MEMBER_ID_REQUIRED,
             "join" | "ack" | "leave" => {}
             other => panic!("{}: unknown variant {other}", c.name),
@@ -650,8 +658,22 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         }
         (ApiKey::ConsumerGroupHeartbeat, true) => consumer_group::heartbeat_request(c),
         (ApiKey::ConsumerGroupHeartbeat, false) => consumer_group::heartbeat_response(c),
+        (ApiKey::ConsumerGroupDescribe, true) if c.scenario == "group-listing" => {
+            group_listing::consumer_group_describe_request(c)
+        }
+        (ApiKey::ConsumerGroupDescribe, false) if c.scenario == "group-listing" => {
+            group_listing::consumer_group_describe_response(c)
+        }
         (ApiKey::ConsumerGroupDescribe, true) => consumer_group::describe_request(c),
         (ApiKey::ConsumerGroupDescribe, false) => consumer_group::describe_response(c),
+        (ApiKey::ListGroups, true) => group_listing::list_request(c),
+        (ApiKey::ListGroups, false) => group_listing::list_response(c),
+        (ApiKey::DescribeGroups, true) => group_listing::describe_request(c),
+        (ApiKey::DescribeGroups, false) => group_listing::describe_response(c),
+        (ApiKey::SaslHandshake, true) => sasl::handshake_request(c),
+        (ApiKey::SaslHandshake, false) => sasl::handshake_response(c),
+        (ApiKey::SaslAuthenticate, true) => sasl::authenticate_request(c),
+        (ApiKey::SaslAuthenticate, false) => sasl::authenticate_response(c),
         (ApiKey::Fetch, false) => {
             let m: FetchResponse = round_trip(c);
             return check_fetched_records(c, &m, log);
@@ -668,16 +690,20 @@ fn check_client(client_prefix: &str) {
     let mut seen = BTreeSet::new();
     let mut codecs = BTreeSet::new();
     let mut fetched = 0;
+    let mut per_version: BTreeMap<(&str, i16), usize> = BTreeMap::new();
     for c in &files {
         let records = check(c, &log);
         eprintln!("ok {}", c.name);
         seen.insert((c.api_key(), c.is_request()));
+        *per_version
+            .entry((c.api_key().name(), c.version()))
+            .or_default() += 1;
         if c.api_key() == ApiKey::Fetch && !c.is_request() {
             codecs.insert(c.meta("codec").to_string());
             fetched += records;
         }
     }
-    for api in [
+    let mut wanted = vec![
         ApiKey::ApiVersions,
         ApiKey::Metadata,
         ApiKey::FindCoordinator,
@@ -689,7 +715,14 @@ fn check_client(client_prefix: &str) {
         ApiKey::Fetch,
         ApiKey::LeaveGroup,
         ApiKey::ListOffsets,
-    ] {
+        ApiKey::SaslHandshake,
+        ApiKey::SaslAuthenticate,
+    ];
+    // The group-listing scenario runs Java's ConsumerGroupCommand only.
+    if client_prefix.starts_with("java-") {
+        wanted.extend([ApiKey::ListGroups, ApiKey::DescribeGroups]);
+    }
+    for api in wanted {
         for request in [true, false] {
             assert!(
                 seen.contains(&(api, request)),
@@ -715,6 +748,9 @@ fn check_client(client_prefix: &str) {
         "{client_prefix}: {} files, all {total} records fetched",
         files.len()
     );
+    for ((api, version), count) in per_version {
+        eprintln!("{client_prefix}: {api} v{version}: {count} files");
+    }
 }
 
 #[test]
