@@ -124,12 +124,13 @@ impl Member {
         heartbeat(conn, &request, self.version)
     }
 
-    /// Joins (epoch 0, the whole subscription said); `None` if the broker refuses the protocol
-    /// (a 3.x broker without the preview enabled, when `refusal_allowed`).
+    /// Joins (epoch 0, the whole subscription said). With `refusal_expected` (a 3.x broker,
+    /// whose preview of the protocol is off) the join must be refused with UNSUPPORTED_VERSION,
+    /// and `None` says it was.
     fn join(
         &mut self,
         conn: &mut Conn,
-        refusal_allowed: bool,
+        refusal_expected: bool,
     ) -> Option<ConsumerGroupHeartbeatResponse> {
         let v = self.version;
         let join = ConsumerGroupHeartbeatRequest {
@@ -140,8 +141,13 @@ impl Member {
             ..Default::default()
         };
         let response = self.heartbeat(conn, join);
-        if refusal_allowed && ErrorCode::from(response.error_code) == ErrorCode::UnsupportedVersion
-        {
+        if refusal_expected {
+            assert_eq!(
+                ErrorCode::from(response.error_code),
+                ErrorCode::UnsupportedVersion,
+                "v{v}: a broker before Kafka 4 refuses the join: {:?}",
+                response.error_message
+            );
             eprintln!("v{v}: the broker refuses the consumer protocol: UNSUPPORTED_VERSION");
             return None;
         }
