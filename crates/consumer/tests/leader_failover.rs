@@ -3,8 +3,8 @@
 //! fail, the fetcher refreshes metadata, finds the new leader (a new leader epoch, KIP-320),
 //! opens a new fetch session there and goes on from its position: nothing lost, nothing twice.
 //!
-//! Ignored by default: starting three brokers takes about 40 s, past the suite's two-minute
-//! budget. Run it with `cargo test -p mooring-consumer --test leader_failover -- --ignored`.
+//! Its cluster is its own (port base 27000), so nextest runs it in the own-cluster test group,
+//! one such test at a time.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
@@ -22,7 +22,6 @@ use mooring_testkit::{unique, Cluster};
 const RECORDS: u64 = 3000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "three-node cluster, about 40 s: run with --ignored"]
 async fn a_leader_failure_loses_nothing() {
     let cluster = Cluster::dedicated("t-consumer-leader", 3, 27000);
     let topic = unique("leader");
