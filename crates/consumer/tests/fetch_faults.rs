@@ -25,6 +25,8 @@ const LIST_OFFSETS: i16 = ListOffsetsRequest::API_KEY;
 /// `retry.backoff.ms` in these tests: long enough that the other partitions' records, produced
 /// after the error, are fetched within it.
 const FETCH_BACKOFF: Duration = Duration::from_millis(1000);
+/// `fetch.max.wait.ms` of the consumer under test (kfake_support's props).
+const FETCH_MAX_WAIT: Duration = Duration::from_millis(200);
 
 /// Row "partition | NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, ... | back off the partition;
 /// metadata refresh", with NOT_LEADER_OR_FOLLOWER.
@@ -74,8 +76,15 @@ async fn partition_is_backed_off(error: ErrorCode) {
         &lists_1,
     );
     let seen = s.seen();
+    // The first failure waits retry.backoff.ms exactly (the doubled 2 s is for a second one),
+    // then the other partitions' long poll in flight to the one broker ends (fetch.max.wait.ms,
+    // 200 ms) before the next Fetch lists partition 1: between 1 s and 1.2 s + LATE.
     assert!(
-        gap(&refused, &refetched) + SLACK >= FETCH_BACKOFF,
+        waited_for(
+            gap(&refused, &refetched),
+            FETCH_BACKOFF,
+            FETCH_BACKOFF + FETCH_MAX_WAIT
+        ),
         "partition 1 fetched again after {:?}:\n{}",
         gap(&refused, &refetched),
         timeline(&seen, refused.at_micros)
@@ -243,8 +252,11 @@ async fn fetch_connection_dropped_mid_response_backs_off_the_broker_and_restarts
         (Some(0), Some(0)),
         "a full request, creating a new session"
     );
+    // The broker is backed off for retry.backoff.ms (fixed, no growth after one failure); the
+    // new connection's reconnect.backoff.ms (50 ms, ±20 %) runs within it: between 250 ms and
+    // 250 ms + LATE.
     assert!(
-        gap(&cut, &next) + SLACK >= BACKOFF,
+        waited_for(gap(&cut, &next), BACKOFF, BACKOFF),
         "the broker fetched again after {:?}",
         gap(&cut, &next)
     );

@@ -525,6 +525,18 @@ pub fn micros(t: SystemTime) -> i64 {
 /// back-off after reading the response kfake timed just before writing it).
 pub const SLACK: Duration = Duration::from_millis(5);
 
+/// How late a reaction may come after the wait it is due at, on a loaded 2-core machine: the
+/// timer firing, the member's task being scheduled, and kfake (answering in microseconds) seeing
+/// the request. A reaction that waits a different back-off (the doubled one, or an interval)
+/// falls outside.
+pub const LATE: Duration = Duration::from_millis(500);
+
+/// Whether `waited` is a wait due from `due` to `latest`: not shorter than `due` (less
+/// [`SLACK`]), not later than [`LATE`] past `latest`.
+pub fn waited_for(waited: Duration, due: Duration, latest: Duration) -> bool {
+    waited + SLACK >= due && waited <= latest + LATE
+}
+
 /// The first observation after `after` (µs) matching `pred`.
 pub fn first_after(
     seen: &[Observed],
