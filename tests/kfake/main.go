@@ -6,7 +6,8 @@
 //	{"id":1,"cmd":"fault","key":12,"err":16,"count":1,"group":"g","member":"m","topic":"t","partitions":[0],"top_level":false}
 //	    the next `count` requests of API `key` (matching the optional selectors) are answered
 //	    with error `err`, by kfake's own Fault (at the top level, or per group/partition as the
-//	    API's response has it); `member` matches the request's member id
+//	    API's response has it); `member` matches the request's member id, `epoch` (optional)
+//	    a ConsumerGroupHeartbeat's member epoch (-1 or -2: its leave)
 //	{"id":2,"cmd":"stall","key":14,"ms":3000,"count":1,"member":"m"}
 //	    the next `count` such requests wait `ms` before kfake handles them (kfake's SleepControl:
 //	    only that connection waits)
@@ -23,6 +24,9 @@
 // send and receive is reported on stdout as JSON lines too ({"ev":"req",...}, {"ev":"resp",...},
 // {"ev":"dropped",...}, {"ev":"stalled",...}; see observe.go), so a test can check which requests
 // followed an injected error, and when. The first line is {"ev":"ready","brokers":[...]}.
+//
+// Flags: -brokers N, -min-session-ms MS, -topic name:partitions (repeatable), -broker-config
+// key=value (repeatable: a broker config kfake takes, e.g. group.consumer.heartbeat.interval.ms).
 //
 // The program exits when stdin closes: a test process that dies takes it along.
 package main
@@ -79,6 +83,7 @@ type command struct {
 	Count      int     `json:"count"`
 	Group      string  `json:"group"`
 	Member     *string `json:"member"`
+	Epoch      *int32  `json:"epoch"`
 	Topic      string  `json:"topic"`
 	Partitions []int32 `json:"partitions"`
 	TopLevel   bool    `json:"top_level"`
@@ -94,11 +99,27 @@ type harness struct {
 	obs     *observer
 }
 
+// configFlag collects repeated -broker-config key=value flags.
+type configFlag map[string]string
+
+func (f configFlag) String() string { return fmt.Sprint(map[string]string(f)) }
+
+func (f configFlag) Set(s string) error {
+	key, value, ok := strings.Cut(s, "=")
+	if !ok || key == "" {
+		return fmt.Errorf("expected key=value, got %q", s)
+	}
+	f[key] = value
+	return nil
+}
+
 func main() {
 	topics := make(topicFlag)
+	configs := make(configFlag)
 	brokers := flag.Int("brokers", 1, "number of brokers")
 	minSession := flag.Int("min-session-ms", 100, "group.min.session.timeout.ms")
 	flag.Var(topics, "topic", "topic to seed, name:partitions (repeatable)")
+	flag.Var(configs, "broker-config", "a broker config kfake takes, key=value (repeatable), e.g. group.consumer.heartbeat.interval.ms=1000")
 	flag.Parse()
 
 	obs := newObserver(os.Stdout)
@@ -109,6 +130,9 @@ func main() {
 	}
 	for name, parts := range topics {
 		opts = append(opts, kfake.SeedTopics(parts, name))
+	}
+	if len(configs) > 0 {
+		opts = append(opts, kfake.BrokerConfigs(configs))
 	}
 	cluster, err := kfake.NewCluster(opts...)
 	if err != nil {
@@ -211,9 +235,18 @@ func (h *harness) fault(cmd command) error {
 		Err:        e,
 		Count:      max(cmd.Count, 1),
 	}
-	if cmd.Member != nil {
-		member := *cmd.Member
-		f.When = func(req kmsg.Request) bool { return memberID(req) == member }
+	if cmd.Member != nil || cmd.Epoch != nil {
+		member, epoch := cmd.Member, cmd.Epoch
+		f.When = func(req kmsg.Request) bool {
+			if member != nil && memberID(req) != *member {
+				return false
+			}
+			if epoch != nil {
+				e, ok := memberEpoch(req)
+				return ok && e == *epoch
+			}
+			return true
+		}
 	}
 	h.cluster.Fault(f)
 	return nil
@@ -311,6 +344,20 @@ func memberID(req kmsg.Request) string {
 		return ""
 	}
 	return f.String()
+}
+
+// memberEpoch is the member epoch a consumer-protocol request carries (ConsumerGroupHeartbeat:
+// -1 or -2 for a leave), if it has one.
+func memberEpoch(req kmsg.Request) (int32, bool) {
+	v := reflect.ValueOf(req)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return 0, false
+	}
+	f := v.Elem().FieldByName("MemberEpoch")
+	if !f.IsValid() || f.Kind() != reflect.Int32 {
+		return 0, false
+	}
+	return int32(f.Int()), true
 }
 
 func micros() int64 { return time.Now().UnixMicro() }

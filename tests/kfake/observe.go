@@ -337,6 +337,20 @@ func (o *observer) describeRequest(req kmsg.Request, ev map[string]any) {
 			}
 		}
 		ev["partitions"], ev["forgotten"] = parts, forgotten
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		// A full heartbeat carries the subscription and the owned partitions; an incremental one
+		// leaves them null ("topics", "owned" absent from the line means null).
+		ev["group"], ev["member"], ev["epoch"], ev["instance"] = r.Group, r.MemberID, r.MemberEpoch, r.InstanceID
+		if r.SubscribedTopicNames != nil {
+			ev["topics"] = r.SubscribedTopicNames
+		}
+		if r.Topics != nil {
+			owned := 0
+			for _, t := range r.Topics {
+				owned += len(t.Partitions)
+			}
+			ev["owned"] = owned
+		}
 	case *kmsg.MetadataRequest:
 		var topics []string
 		for _, t := range r.Topics {
@@ -363,6 +377,18 @@ func (o *observer) describeResponse(resp kmsg.Response, ev map[string]any) {
 	switch r := resp.(type) {
 	case *kmsg.JoinGroupResponse:
 		ev["gen"], ev["member"], ev["leader"], ev["protocol"] = r.Generation, r.MemberID, r.LeaderID, r.Protocol
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		ev["epoch"], ev["interval"] = r.MemberEpoch, r.HeartbeatIntervalMillis
+		if r.MemberID != nil {
+			ev["member"] = *r.MemberID
+		}
+		if r.Assignment != nil {
+			assigned := 0
+			for _, t := range r.Assignment.Topics {
+				assigned += len(t.Partitions)
+			}
+			ev["assigned"] = assigned
+		}
 	case *kmsg.FetchResponse:
 		ev["session"] = r.SessionID
 		var parts [][]any

@@ -5,7 +5,7 @@
 //! response it reports, so a test can check what a client did after an injected error.
 //!
 //! - [`Kfake::fault`]: the next N requests of an API get an error code ([`Fault`]: at the top
-//!   level or per group/partition, optionally only a given member's).
+//!   level or per group/partition, optionally only a given member's, or a given member epoch's).
 //! - [`Kfake::stall`]: the next N requests of an API wait before the broker handles them (only
 //!   their connection waits).
 //! - [`Kfake::drop_responses`]: the next N responses of an API are cut mid-frame and their
@@ -45,6 +45,9 @@ pub struct KfakeConfig {
     /// `group.min.session.timeout.ms` (kfake's default, Kafka's 6 s, is lowered so tests can use
     /// short sessions).
     pub min_session_timeout_ms: u32,
+    /// Broker configs kfake takes (`-broker-config key=value`), e.g.
+    /// `group.consumer.heartbeat.interval.ms` for consumer-protocol groups.
+    pub broker_configs: Vec<(String, String)>,
 }
 
 impl KfakeConfig {
@@ -54,7 +57,14 @@ impl KfakeConfig {
             brokers: 1,
             topics: topics.into_iter().map(|(t, p)| (t.into(), p)).collect(),
             min_session_timeout_ms: 100,
+            broker_configs: Vec::new(),
         }
+    }
+
+    /// With broker config `key` set to `value`.
+    pub fn broker_config(mut self, key: &str, value: &str) -> Self {
+        self.broker_configs.push((key.to_owned(), value.to_owned()));
+        self
     }
 }
 
@@ -69,6 +79,7 @@ pub struct Fault {
     member: Option<String>,
     topic: Option<String>,
     partitions: Vec<i32>,
+    epoch: Option<i32>,
 }
 
 impl Fault {
@@ -83,6 +94,7 @@ impl Fault {
             member: None,
             topic: None,
             partitions: Vec::new(),
+            epoch: None,
         }
     }
 
@@ -108,6 +120,12 @@ impl Fault {
     /// Only requests carrying this member id.
     pub fn member(mut self, member_id: &str) -> Self {
         self.member = Some(member_id.to_owned());
+        self
+    }
+
+    /// Only ConsumerGroupHeartbeat requests carrying this member epoch (-1 or -2: a leave).
+    pub fn epoch(mut self, epoch: i32) -> Self {
+        self.epoch = Some(epoch);
         self
     }
 
@@ -294,6 +312,9 @@ impl Kfake {
         for (topic, partitions) in &config.topics {
             command.arg("-topic").arg(format!("{topic}:{partitions}"));
         }
+        for (key, value) in &config.broker_configs {
+            command.arg("-broker-config").arg(format!("{key}={value}"));
+        }
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -382,6 +403,9 @@ impl Kfake {
         }
         if let Some(m) = fault.member {
             cmd["member"] = json!(m);
+        }
+        if let Some(e) = fault.epoch {
+            cmd["epoch"] = json!(e);
         }
         if let Some(t) = fault.topic {
             cmd["topic"] = json!(t);
