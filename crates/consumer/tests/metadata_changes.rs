@@ -17,20 +17,41 @@ async fn a_topic_created_after_subscribing_is_consumed() {
     let cluster = Cluster::shared();
     let topic = unique("later-topic");
     let group = unique("later-topic-g");
-    // The periodic refresh alone would take five minutes: only the missing-topic lookups can
-    // make this pass in time.
-    let c = consumer(&cluster, &group, &[("metadata.max.age.ms", "300000")]);
+    // The periodic refresh alone would take five minutes: only the missing-topic lookups (every
+    // 100 ms doubling to 1 s here) can assign the topic in time.
+    let c = consumer(
+        &cluster,
+        &group,
+        &[
+            ("metadata.max.age.ms", "300000"),
+            ("retry.backoff.max.ms", "1000"),
+        ],
+    );
     c.subscribe([topic.clone()]).unwrap();
     let seen = Seen::default();
     let run = spawn_run(&c, &seen, Duration::ZERO);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        seen.distinct(),
-        0,
-        "nothing to consume before the topic exists"
-    );
+    // In the group before the topic exists, subscribed to it and owning nothing: what follows is
+    // the lookups' doing, not the member's first metadata.
+    wait_until(
+        "in the group, subscribed to the missing topic, nothing assigned",
+        Duration::from_secs(30),
+        || {
+            c.member_state().is_some_and(|m| {
+                m.generation >= 1 && m.subscription.contains(&topic) && m.assignment.is_empty()
+            })
+        },
+    )
+    .await;
 
     cluster.create_topic(&topic, 3);
+    // Found by a lookup within a second of its creation, then the leader's rejoin assigns it;
+    // 10 s for a loaded machine, still far from the five minutes of metadata.max.age.ms.
+    wait_until(
+        "the topic's three partitions assigned after its creation",
+        Duration::from_secs(10),
+        || c.assignment().len() == 3,
+    )
+    .await;
     assert_eq!(cluster.produce_verifiable(&topic, 300, 30, &[]), 300);
     wait_until(
         "every record of the topic created after subscribing",
