@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use common::{stop, wait_until, Calls, Seen};
 use mooring_consumer::processing::{Batch, ConsumerRecord};
-use mooring_consumer::Consumer;
 use mooring_consumer::ConsumerConfig;
+use mooring_consumer::{Consumer, TopicPartition};
 use mooring_testkit::{unique, Cluster};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider as _};
 use opentelemetry::{Key, Value};
@@ -240,10 +240,20 @@ async fn process_spans_continue_the_producers_trace_with_semconv_attributes() {
         seen.distinct() == 4
     })
     .await;
-    // The handler records a record just before it returns; give the engine a moment to mark the
-    // last one finished, so the one commit carries both partitions.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    c.commit().await.unwrap();
+    // The handler records a record just before it returns, and the engine marks it finished
+    // after that, when nothing outside can see it: `commit()` now could leave a partition out.
+    // The handler has processed all four, so the test vouches for them (as Java's
+    // `commitSync(offsets)`): the one commit carries both partitions, through the same commit
+    // path and span.
+    let handled: std::collections::BTreeMap<TopicPartition, i64> = [0, 1]
+        .into_iter()
+        .map(|p| (TopicPartition::new(&topic, p), 2))
+        .collect();
+    assert_eq!(
+        c.commit_offsets(handled.clone()).await.unwrap(),
+        handled,
+        "both partitions committed"
+    );
     stop(&c, run).await.unwrap();
     assert_eq!(seen.duplicates(), 0);
 
