@@ -50,18 +50,66 @@ pub struct Global {
     pub members: Vec<MemberView>,
     pub position: BTreeMap<i32, i64>,
     pub committed: BTreeMap<i32, i64>,
-    /// (partition, offset) → times consumed.
-    pub seen: BTreeMap<(i32, i64), u32>,
+    /// (partition, offset) → when it was consumed (event time, ms), once per delivery.
+    pub seen: BTreeMap<(i32, i64), Vec<i64>>,
     /// (member, partition) → since when it owns the partition (event time, ms).
     pub owning: BTreeMap<(usize, i32), i64>,
     /// Closed ownership intervals: (partition, member, from, to).
     pub intervals: Vec<(i32, usize, i64, i64)>,
     /// Commits the coordinator refused because the member's generation had moved on under it
-    /// (ILLEGAL_GENERATION): (partition, the group's commit then, the refused offset). The
-    /// member's partitions are lost at that moment, so their next owner starts from the commit
-    /// before, and the records in between come again: at-least-once, for every client.
-    pub refused: Vec<(i32, i64, i64)>,
+    /// (ILLEGAL_GENERATION), of partitions the group had committed before. The member's
+    /// partitions are lost at that moment, so their next owner starts from the commit before,
+    /// and the records in between come again: at-least-once, for every client.
+    pub refused: Vec<Refusal>,
     pub violations: Vec<String>,
+}
+
+/// One partition's commit refused with ILLEGAL_GENERATION.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub partition: i32,
+    /// The group's last successful commit of the partition before the refusal.
+    pub committed: i64,
+    /// The refused commit's offset.
+    pub refused: i64,
+    /// When the member reported the refusal (event time, ms).
+    pub at: i64,
+}
+
+impl Refusal {
+    /// Whether this refusal can bring `offset` of `partition` again at `at`: an offset the
+    /// group's commit did not cover and the refused one would have (`committed <= offset <
+    /// refused`), consumed again after the refusal.
+    fn explains(&self, partition: i32, offset: i64, at: i64) -> bool {
+        self.partition == partition
+            && self.committed <= offset
+            && offset < self.refused
+            && self.at <= at
+    }
+}
+
+/// How many of the deliveries of `offset` of `partition` (their times, `at`) a refused commit
+/// explains: the first delivery is the record's own; each later one is explained by a refusal
+/// that [`Refusal::explains`] it, and each refusal explains at most one delivery of the offset
+/// (its next owner starts once from the commit before). The rest are duplicates.
+pub fn explained_repeats(refused: &[Refusal], partition: i32, offset: i64, at: &[i64]) -> u32 {
+    let mut times = at.to_vec();
+    times.sort_unstable();
+    let mut used = vec![false; refused.len()];
+    let mut explained = 0;
+    // The refusals that explain a delivery only grow with its time, so taking any unused one for
+    // each delivery in time order explains as many as can be.
+    for &t in times.iter().skip(1) {
+        let found = refused
+            .iter()
+            .enumerate()
+            .position(|(i, r)| !used[i] && r.explains(partition, offset, t));
+        if let Some(i) = found {
+            used[i] = true;
+            explained += 1;
+        }
+    }
+    explained
 }
 
 impl Global {
@@ -132,13 +180,13 @@ impl Global {
                     self.owning.entry((member, p)).or_insert(at);
                 }
             }
-            "records_consumed" => self.consumed(member, event),
-            "offsets_committed" => self.committed(member, event),
+            "records_consumed" => self.consumed(member, event, at),
+            "offsets_committed" => self.committed(member, event, at),
             _ => {}
         }
     }
 
-    fn consumed(&mut self, member: usize, event: &Value) {
+    fn consumed(&mut self, member: usize, event: &Value, at: i64) {
         let view = &mut self.members[member];
         if view.status != Status::Joined {
             self.violations.push(format!(
@@ -182,7 +230,7 @@ impl Global {
             }
             self.position.insert(p, max + 1);
             for offset in min..=max {
-                *self.seen.entry((p, offset)).or_insert(0) += 1;
+                self.seen.entry((p, offset)).or_default().push(at);
             }
         }
         let total: u64 = event["count"].as_u64().unwrap_or(0);
@@ -194,7 +242,7 @@ impl Global {
         self.members[member].consumed += total;
     }
 
-    fn committed(&mut self, member: usize, event: &Value) {
+    fn committed(&mut self, member: usize, event: &Value, at: i64) {
         if event["success"].as_bool() != Some(true) {
             if event["error"]
                 .as_str()
@@ -203,8 +251,16 @@ impl Global {
                 for commit in event["offsets"].as_array().into_iter().flatten() {
                     let p = commit["partition"].as_i64().unwrap_or(-1) as i32;
                     let offset = commit["offset"].as_i64().unwrap_or(-1);
-                    let before = self.committed.get(&p).copied().unwrap_or(0);
-                    self.refused.push((p, before, offset));
+                    // Without a commit before, where the next owner starts is
+                    // auto.offset.reset's, which these lines do not show: nothing is explained.
+                    if let Some(&committed) = self.committed.get(&p) {
+                        self.refused.push(Refusal {
+                            partition: p,
+                            committed,
+                            refused: offset,
+                            at,
+                        });
+                    }
                 }
             }
             return;
@@ -233,29 +289,24 @@ impl Global {
         self.members.iter().map(|m| m.consumed).sum()
     }
 
-    /// Records consumed more than once, less those a refused commit explains (see
-    /// [`Global::refused`]).
+    /// Deliveries beyond each record's first, less those a refused commit explains (see
+    /// [`explained_repeats`]).
     pub fn duplicates(&self) -> u64 {
         self.seen
             .iter()
-            .filter(|(k, _)| !self.after_refused_commit(**k))
-            .map(|(_, n)| u64::from(n - 1))
+            .map(|(&(p, offset), at)| {
+                let repeats = u32::try_from(at.len().saturating_sub(1)).unwrap_or(u32::MAX);
+                u64::from(repeats - explained_repeats(&self.refused, p, offset, at))
+            })
             .sum()
     }
 
-    /// Records consumed again because a commit covering them was refused (ILLEGAL_GENERATION).
+    /// Deliveries a refused commit (ILLEGAL_GENERATION) explains ([`explained_repeats`]).
     pub fn redelivered_after_refused_commit(&self) -> u64 {
         self.seen
             .iter()
-            .filter(|(k, _)| self.after_refused_commit(**k))
-            .map(|(_, n)| u64::from(n - 1))
+            .map(|(&(p, offset), at)| u64::from(explained_repeats(&self.refused, p, offset, at)))
             .sum()
-    }
-
-    fn after_refused_commit(&self, (p, offset): (i32, i64)) -> bool {
-        self.refused
-            .iter()
-            .any(|&(rp, from, to)| rp == p && from <= offset && offset < to)
     }
 
     /// Records never consumed: offsets below a partition's end of log (`ends`), and offsets the
@@ -311,5 +362,100 @@ impl Global {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{explained_repeats, Global, MemberView, Refusal};
+
+    /// Partition 0's commit of 10 was refused at 1000 ms, the group's commit then being 4.
+    const REFUSED: [Refusal; 1] = [Refusal {
+        partition: 0,
+        committed: 4,
+        refused: 10,
+        at: 1000,
+    }];
+
+    #[test]
+    fn one_delivery_again_after_the_refusal_in_its_range_is_explained() {
+        assert_eq!(explained_repeats(&REFUSED, 0, 4, &[500, 1200]), 1);
+        assert_eq!(explained_repeats(&REFUSED, 0, 9, &[500, 1000]), 1);
+        // The times' order does not matter: the earliest is the record's own delivery.
+        assert_eq!(explained_repeats(&REFUSED, 0, 9, &[1200, 500]), 1);
+        assert_eq!(explained_repeats(&REFUSED, 0, 7, &[500]), 0);
+    }
+
+    #[test]
+    fn a_second_delivery_again_is_not() {
+        assert_eq!(explained_repeats(&REFUSED, 0, 5, &[500, 1200, 1300]), 1);
+    }
+
+    #[test]
+    fn a_delivery_again_before_the_refusal_is_not() {
+        assert_eq!(explained_repeats(&REFUSED, 0, 5, &[500, 999]), 0);
+    }
+
+    #[test]
+    fn a_delivery_again_outside_the_range_is_not() {
+        // Covered by the commit before, at or past the refused offset, or another partition.
+        assert_eq!(explained_repeats(&REFUSED, 0, 3, &[500, 1200]), 0);
+        assert_eq!(explained_repeats(&REFUSED, 0, 10, &[500, 1200]), 0);
+        assert_eq!(explained_repeats(&REFUSED, 1, 5, &[500, 1200]), 0);
+    }
+
+    #[test]
+    fn a_refusal_of_a_partition_never_committed_explains_nothing() {
+        let mut g = Global::default();
+        g.members.push(MemberView::new());
+        let commit = |success: bool, offsets: serde_json::Value| {
+            serde_json::json!({
+                "name": "offsets_committed",
+                "timestamp": 1000,
+                "success": success,
+                "error": if success { None } else { Some("ILLEGAL_GENERATION") },
+                "offsets": offsets,
+            })
+        };
+        g.handle(
+            0,
+            &commit(true, serde_json::json!([{ "partition": 1, "offset": 4 }])),
+        );
+        g.handle(
+            0,
+            &commit(
+                false,
+                serde_json::json!([
+                    { "partition": 0, "offset": 10 },
+                    { "partition": 1, "offset": 10 }
+                ]),
+            ),
+        );
+        assert_eq!(
+            g.refused,
+            [Refusal {
+                partition: 1,
+                committed: 4,
+                refused: 10,
+                at: 1000
+            }]
+        );
+    }
+
+    #[test]
+    fn each_refusal_explains_one_delivery_again() {
+        let twice = [
+            REFUSED[0],
+            Refusal {
+                refused: 12,
+                at: 2000,
+                ..REFUSED[0]
+            },
+        ];
+        assert_eq!(explained_repeats(&twice, 0, 5, &[500, 1200, 2100]), 2);
+        // Both deliveries again before the second refusal: the first explains one of them.
+        assert_eq!(explained_repeats(&twice, 0, 5, &[500, 1200, 1300]), 1);
+        // Offset 11 is in the second refusal's range only.
+        assert_eq!(explained_repeats(&twice, 0, 11, &[500, 1200, 2100]), 1);
     }
 }
