@@ -43,7 +43,8 @@ pub const BATCH: u32 = 20;
 /// How long a test waits for anything.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// The consumer's properties for `kfake`: short timeouts, then `extra` (which wins).
+/// The consumer's properties for `kfake`: short timeouts, then `extra` (which wins; a key given
+/// with an empty value is left out, e.g. `session.timeout.ms` for `group.protocol=consumer`).
 pub fn props(kfake: &Kfake, group: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let bootstrap = kfake.bootstrap();
     let backoff = BACKOFF.as_millis().to_string();
@@ -70,7 +71,9 @@ pub fn props(kfake: &Kfake, group: &str, extra: &[(&str, &str)]) -> Vec<(String,
     .collect();
     for (k, v) in extra {
         all.retain(|(key, _)| key != k);
-        all.push((k.to_string(), v.to_string()));
+        if !v.is_empty() {
+            all.push((k.to_string(), v.to_string()));
+        }
     }
     all
 }
@@ -107,9 +110,23 @@ impl Scenario {
         extra: &[(&str, &str)],
         before_join: impl FnOnce(&Kfake, &str, &str),
     ) -> Scenario {
+        Scenario::start_configured(partitions, extra, |c| c, before_join).await
+    }
+
+    /// As [`Scenario::start_with`], on a kfake whose config `configure` changes first (broker
+    /// configs, more brokers).
+    pub async fn start_configured(
+        partitions: i32,
+        extra: &[(&str, &str)],
+        configure: impl FnOnce(KfakeConfig) -> KfakeConfig,
+        before_join: impl FnOnce(&Kfake, &str, &str),
+    ) -> Scenario {
         let topic = unique("faults");
         let group = unique("faults-group");
-        let kfake = Kfake::start(KfakeConfig::new([(topic.clone(), partitions as u32)]));
+        let kfake = Kfake::start(configure(KfakeConfig::new([(
+            topic.clone(),
+            partitions as u32,
+        )])));
         let admin = Client::new(
             ClientConfig::from_properties(
                 [
@@ -239,6 +256,17 @@ impl Scenario {
     /// at kfake), every acknowledged offset was handled and the committed offsets (OffsetFetch at
     /// kfake) are the partitions' ends. Returns the member's state.
     pub async fn wait_settled(&self) -> MemberSnapshot {
+        self.wait_settled_as(true).await
+    }
+
+    /// As [`Scenario::wait_settled`] for a consumer-protocol (KIP-848) member, whose group
+    /// DescribeGroups does not describe: the member Stable by its own view, every acknowledged
+    /// offset handled and the committed offsets the partitions' ends.
+    pub async fn wait_settled_consumer_protocol(&self) -> MemberSnapshot {
+        self.wait_settled_as(false).await
+    }
+
+    async fn wait_settled_as(&self, describe: bool) -> MemberSnapshot {
         let deadline = tokio::time::Instant::now() + WAIT;
         let ends: BTreeMap<i32, i64> = (0..self.partitions)
             .map(|p| {
@@ -253,7 +281,7 @@ impl Scenario {
             })
             .collect();
         loop {
-            let why = self.unsettled(&ends).await;
+            let why = self.unsettled(&ends, describe).await;
             let Some(why) = why else {
                 return self.member();
             };
@@ -272,7 +300,7 @@ impl Scenario {
     }
 
     /// Why the group is not settled yet, or `None`.
-    async fn unsettled(&self, ends: &BTreeMap<i32, i64>) -> Option<String> {
+    async fn unsettled(&self, ends: &BTreeMap<i32, i64>, describe: bool) -> Option<String> {
         let Some(member) = self.consumer.member_state() else {
             return Some("the group member has not started".into());
         };
@@ -288,6 +316,16 @@ impl Scenario {
                 &missing[..missing.len().min(5)]
             ));
         }
+        if describe {
+            if let Some(why) = self.undescribed(&member).await {
+                return Some(why);
+            }
+        }
+        self.uncommitted(ends).await
+    }
+
+    /// Why DescribeGroups does not show the group Stable with `member` alone, or `None`.
+    async fn undescribed(&self, member: &MemberSnapshot) -> Option<String> {
         let described = match self.admin.describe_group(&self.group).await {
             Ok(d) => d,
             Err(e) => return Some(format!("DescribeGroups failed: {e}")),
@@ -303,6 +341,11 @@ impl Scenario {
                 described.state, member.member_id
             ));
         }
+        None
+    }
+
+    /// Which partition's committed offset is not its end, or `None`.
+    async fn uncommitted(&self, ends: &BTreeMap<i32, i64>) -> Option<String> {
         let committed = match self.admin.committed_offsets(&self.group, None).await {
             Ok(c) => c,
             Err(e) => return Some(format!("OffsetFetch failed: {e}")),
