@@ -419,10 +419,21 @@ impl Cluster {
     /// its `group.coordinator.rebalance.protocols` (ConfigCommand on node 1) holds `consumer`, the
     /// default from Kafka 4.0. Not its ApiVersions: 3.9.1 lists ConsumerGroupHeartbeat v0 while
     /// the protocol is off (a preview there) and refuses the member's join. Asked once per
-    /// process and cluster.
+    /// process and cluster; not at all where scripts/test has asked it already of this broker
+    /// (`MOORING_KAFKA_CONSUMER_PROTOCOL`, `yes` or `no`, for the broker at
+    /// `MOORING_KAFKA_CONSUMER_PROTOCOL_BOOTSTRAP`): each test is a process of its own, and a
+    /// JVM started per test only adds to the suite's load.
     pub fn supports_consumer_protocol(&self) -> bool {
         static ANSWERS: std::sync::Mutex<BTreeMap<String, bool>> =
             std::sync::Mutex::new(BTreeMap::new());
+        let asked_of = std::env::var("MOORING_KAFKA_CONSUMER_PROTOCOL_BOOTSTRAP");
+        if asked_of.as_deref() == Ok(self.bootstrap()) {
+            match std::env::var("MOORING_KAFKA_CONSUMER_PROTOCOL").as_deref() {
+                Ok("yes") => return true,
+                Ok("no") => return false,
+                _ => {}
+            }
+        }
         let key = format!("{}@{}", self.name(), self.bootstrap());
         if let Some(&known) = ANSWERS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return known;
