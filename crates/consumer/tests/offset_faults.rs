@@ -9,12 +9,13 @@
 mod kfake_support;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use kfake_support::*;
 use mooring_consumer::{ConsumerError, GroupEventKind};
 use mooring_coordinator::group::FencedPolicy;
 use mooring_coordinator::Error as CoordinatorError;
-use mooring_testkit::kfake::Fault;
+use mooring_testkit::kfake::{Fault, Observed};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{
     FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, Message, OffsetCommitRequest,
@@ -327,7 +328,20 @@ async fn offset_commit_unknown_topic_or_partition_resends_the_failed_partition_a
                 if e.contains("UNKNOWN_TOPIC_OR_PARTITION") && e.contains("gave up after 3 attempts"))
         })
         .await;
-    let seen = s.seen();
+    // kfake reports what it saw through a pipe of its own, so the last resend (read by kfake
+    // before the consumer gave up) may reach the test after the consumer's event: wait for both.
+    let resends = |seen: &[Observed]| {
+        between(seen, refused.at_micros, gave_up_at, |o| {
+            o.is_request(COMMIT)
+        })
+        .len()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut seen = s.seen();
+    while resends(&seen) < 2 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        seen = s.seen();
+    }
     let all = timeline(&seen, refused.at_micros);
     let resent = between(&seen, refused.at_micros, gave_up_at, |o| {
         o.is_request(COMMIT)
