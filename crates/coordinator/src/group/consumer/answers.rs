@@ -32,8 +32,11 @@ pub(super) const API: &str = "ConsumerGroupHeartbeat";
 impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// Builds the next heartbeat (full when joining, else only what changed) and sends it.
     pub(super) fn send_heartbeat(&mut self) {
-        use ConsumerMemberState as S;
-        let full = self.epoch == 0 || matches!(self.state, S::Joining | S::InstanceIdUnreleased);
+        // Full only while joining at epoch 0 (waiting for an unreleased instance id included). A
+        // member answered with its first epoch is in the group even before its reconciliation
+        // starts: a full heartbeat then would say an empty `TopicPartitions`, which the
+        // coordinator reads as the member giving up what it was just assigned.
+        let full = self.epoch == 0;
         let owned = self.owned_by_id();
         let fields = self.beat.sent.build(
             &self.config,

@@ -67,6 +67,8 @@ pub(crate) struct Fake {
     pub(crate) id_refreshes: AtomicUsize,
     /// `topic_names` calls.
     pub(crate) name_lookups: AtomicUsize,
+    /// How long each `topic_names` call takes to answer (a slow metadata look-up).
+    name_lookup_delay: Mutex<std::time::Duration>,
     /// The version each API is built at, where a test sets one (else the highest).
     versions: Mutex<HashMap<i16, i16>>,
     /// APIs the "broker" does not offer.
@@ -86,6 +88,7 @@ impl Default for Fake {
             id_lookups: AtomicUsize::new(0),
             id_refreshes: AtomicUsize::new(0),
             name_lookups: AtomicUsize::new(0),
+            name_lookup_delay: Mutex::default(),
             versions: Mutex::default(),
             unsupported: Mutex::default(),
             last_epoch: AtomicI32::new(0),
@@ -197,6 +200,11 @@ impl Fake {
     }
 
     /// `topic` has `count` partitions, with no replica racks.
+    /// Each `topic_names` call answers only after `delay`.
+    pub(crate) fn delay_name_lookups(&self, delay: std::time::Duration) {
+        *self.name_lookup_delay.lock().unwrap() = delay;
+    }
+
     pub(crate) fn set_partitions(&self, topic: &str, count: i32) {
         let count = usize::try_from(count).unwrap();
         self.set_replica_racks(topic, &vec![&[][..]; count]);
@@ -380,7 +388,11 @@ impl GroupTransport for Fake {
             .map(|t| (topic_id(t), t.clone()))
             .filter(|(id, _)| ids.contains(id))
             .collect();
-        async move { Ok(out) }
+        let delay = *self.name_lookup_delay.lock().unwrap();
+        async move {
+            tokio::time::sleep(delay).await;
+            Ok(out)
+        }
     }
 
     fn coordinator_version<R>(&self, _group: &str) -> impl Future<Output = Result<i16>> + Send

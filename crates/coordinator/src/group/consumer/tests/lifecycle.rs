@@ -196,6 +196,37 @@ async fn topic_ids_metadata_cannot_name_yet_wait_and_are_looked_up_again() {
     assert_eq!(last_ack, both.into_iter().collect());
 }
 
+/// Between the join's answer (epoch 1 with a target) and the end of its reconciliation the
+/// member is in the group: its heartbeats say only what changed, never an empty `TopicPartitions`.
+/// An empty list there would tell the coordinator the member gave up what it was just assigned,
+/// and the coordinator would hand those partitions to the next member while this one goes on to
+/// take them (seen on a three-node cluster: a member assigned partitions another member had been
+/// given 42 ms earlier, while its topic ids were looked up).
+#[tokio::test(start_paused = true)]
+async fn heartbeats_while_the_first_target_is_looked_up_say_no_partitions() {
+    let s = start(config(None));
+    s.fake.delay_name_lookups(Duration::from_millis(3500));
+    s.fake.push(ok(1, Some(&[("t", &[0, 1])])));
+    s.member.subscribe(["t"]).await.unwrap();
+    wait_owning(&s, ConsumerMemberState::Stable, 1, &tps("t", &[0, 1])).await;
+    let hb = heartbeats(&s);
+    let ack = hb
+        .iter()
+        .position(|h| h.topic_partitions.as_ref().is_some_and(|t| !t.is_empty()))
+        .unwrap();
+    let meanwhile = &hb[1..ack];
+    assert!(
+        meanwhile.len() >= 2,
+        "heartbeats went on: {}",
+        meanwhile.len()
+    );
+    for h in meanwhile {
+        assert_eq!(h.member_epoch, 1);
+        assert_eq!(h.topic_partitions, None, "{h:?}");
+        assert_eq!(h.subscribed_topic_names, None, "{h:?}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_subscription_change_is_said_at_once_and_alone() {
     let s = start(config(None));
