@@ -10,7 +10,6 @@
 
 mod kfake_support;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kfake_support::*;
@@ -70,20 +69,6 @@ fn epoch(heartbeat: &Observed) -> Option<i64> {
     heartbeat.int("epoch")
 }
 
-/// Asserts that no record was handled twice.
-#[track_caller]
-fn assert_no_duplicates(s: &Scenario) {
-    let mut times: BTreeMap<(i32, i64), u32> = BTreeMap::new();
-    for record in s.handled() {
-        *times.entry(record).or_default() += 1;
-    }
-    let duplicated: Vec<_> = times.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(
-        duplicated.is_empty(),
-        "handled more than once: {duplicated:?}"
-    );
-}
-
 /// Rows "ConsumerGroupHeartbeat | FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID | lost; → FENCED; rejoin
 /// at epoch 0 with the same member id (cause `EpochFenced`)": one heartbeat of the stable member
 /// answered `error`; the three partitions are lost, the next heartbeat is a full one at epoch 0
@@ -138,7 +123,7 @@ async fn fenced_then_rejoined(error: ErrorCode) {
     let after = s.wait_settled_consumer_protocol().await;
     assert_eq!(after.member_id, before.member_id);
     assert!(after.generation > 0);
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
     s.stop().await;
 }
 
@@ -218,7 +203,7 @@ async fn retried_keeping_membership(error: ErrorCode, rediscover: bool) {
             )),
         "partitions revoked or lost: {events:#?}"
     );
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
     s.stop().await;
 }
 
@@ -300,7 +285,7 @@ async fn consumer_heartbeat_unreleased_instance_id_joins_again_after_a_doubling_
         .filter(|e| matches!(e, GroupEventKind::InstanceIdUnreleased { .. }))
         .collect();
     assert_eq!(unreleased.len(), 2, "{unreleased:#?}");
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
     s.stop().await;
 }
 
@@ -345,7 +330,7 @@ async fn consumer_heartbeat_unsupported_assignor_loses_partitions_and_ends_run_w
         timeline(&seen, refused.at_micros - 1)
     );
     s.assert_all_handled();
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
 }
 
 /// Row "ConsumerGroupHeartbeat | GROUP_AUTHORIZATION_FAILED (...) | lost; → FATAL with
@@ -419,7 +404,7 @@ async fn consumer_leave_heartbeat_unknown_member_id_on_close_is_done() {
         ),
         "{left:?}"
     );
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
 }
 
 /// Row "leave heartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, NOT_COORDINATOR, ... |
@@ -462,5 +447,5 @@ async fn consumer_leave_heartbeat_coordinator_load_in_progress_retries_once_then
             if e.contains("COORDINATOR_LOAD_IN_PROGRESS")),
         "{left:?}"
     );
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
 }

@@ -10,7 +10,6 @@
 
 mod kfake_support;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kfake_support::*;
@@ -62,20 +61,6 @@ fn listed(fetch: &Observed, topic: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Asserts that no record was handled twice.
-#[track_caller]
-fn assert_no_duplicates(s: &Scenario) {
-    let mut times: BTreeMap<(i32, i64), u32> = BTreeMap::new();
-    for record in s.handled() {
-        *times.entry(record).or_default() += 1;
-    }
-    let duplicated: Vec<_> = times.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(
-        duplicated.is_empty(),
-        "handled more than once: {duplicated:?}"
-    );
-}
-
 /// Row "request | FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH | the session starts
 /// over with a full request, at once": one Fetch of the session answered `error` at the top
 /// level; the next Fetch is full, lists every partition, and goes at once (within [`LATE`], not
@@ -118,7 +103,7 @@ async fn session_starts_over(error: ErrorCode) {
         !sessions.is_empty(),
         "the new session is fetched in incrementally"
     );
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
     s.stop().await;
 }
 
@@ -191,6 +176,6 @@ async fn fetch_unknown_topic_id_backs_off_the_partition_and_starts_the_session_o
         )),
         "no FetchError naming partition 1: {events:#?}"
     );
-    assert_no_duplicates(&s);
+    s.assert_no_duplicates();
     s.stop().await;
 }

@@ -252,6 +252,20 @@ impl Scenario {
         assert!(missing.is_empty(), "acknowledged, not handled: {missing:?}");
     }
 
+    /// Asserts that no record was handled twice.
+    #[track_caller]
+    pub fn assert_no_duplicates(&self) {
+        let mut times: BTreeMap<(i32, i64), u32> = BTreeMap::new();
+        for record in self.handled() {
+            *times.entry(record).or_default() += 1;
+        }
+        let duplicated: Vec<_> = times.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            duplicated.is_empty(),
+            "handled more than once: {duplicated:?}"
+        );
+    }
+
     /// Waits until the group is Stable with this member alone (its own view and DescribeGroups
     /// at kfake), every acknowledged offset was handled and the committed offsets (OffsetFetch at
     /// kfake) are the partitions' ends. Returns the member's state.
