@@ -58,17 +58,6 @@ fn dedicated_cluster(name: &str, port_base: u16) -> Cluster {
     panic!("cluster {name} did not start in three attempts");
 }
 
-/// The cluster of a consumer-protocol test: one with the protocol, or a failure saying the
-/// runner should have left the test out (its name says `consumer_protocol`).
-fn require_consumer_protocol(cluster: &Cluster) {
-    assert!(
-        cluster.supports_consumer_protocol(),
-        "Kafka {} has no consumer group protocol (KIP-848): this consumer-protocol test should \
-         have been left out by the runner",
-        cluster.var("MOORING_KAFKA_VERSION")
-    );
-}
-
 /// Broker rolling bounce (every node restarted cleanly, one at a time), then a broker failure
 /// (SIGKILL of the group's coordinator): no rebalance, nothing lost, no duplicate, everything
 /// committed. One three-node cluster for both.
@@ -77,7 +66,7 @@ fn broker_bounce_then_failure(protocol: Protocol, cluster_name: &str, name: &str
     let cluster = dedicated_cluster(cluster_name, 26000);
     steps.done("three-node cluster started");
     if protocol == Protocol::Consumer {
-        require_consumer_protocol(&cluster);
+        cluster.require_consumer_protocol();
     }
     let mut s = Scenario::new(&cluster, name, 1, protocol);
     // Sessions outlast a coordinator's move (as kafkatest's 30 s).
@@ -282,7 +271,7 @@ fn static_consumer_persisted_after_rejoin(
     let cluster = dedicated_cluster(cluster_name, 22000);
     steps.done("three-node cluster started");
     if protocol == Protocol::Consumer {
-        require_consumer_protocol(&cluster);
+        cluster.require_consumer_protocol();
     }
     let admin = Admin::new(&cluster);
     let mut groups: Vec<(bool, Scenario)> = plan
