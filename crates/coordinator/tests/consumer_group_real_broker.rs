@@ -328,6 +328,26 @@ fn settled(topic: &str) -> impl Fn(&[MemberSnapshot]) -> bool + '_ {
     }
 }
 
+/// Lets `a`'s heartbeats through again, then waits (≤ 30 s each) until it has lost every
+/// partition and is settled again under the same member id; returns its snapshots then.
+async fn unblock_then_lost_and_rejoined(
+    s: &Setup,
+    a: &Member,
+    member_id: &str,
+    what: &str,
+) -> Vec<MemberSnapshot> {
+    a.transport.blocked.store(false, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.calls.of("lost") != whole(&s.topic) {
+        assert!(Instant::now() < deadline, "{what}: {:?}", a.handle.state());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    until(&[a], Duration::from_secs(30), "a rejoined", |snaps| {
+        settled(&s.topic)(snaps) && snaps[0].member_id == member_id
+    })
+    .await
+}
+
 struct Setup {
     cluster: Cluster,
     group: String,
@@ -529,20 +549,7 @@ async fn a_member_silent_past_its_session_is_fenced_loses_and_rejoins() {
         BTreeSet::new(),
         "nothing lost while merely unheard"
     );
-    a.transport.blocked.store(false, Ordering::SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while a.calls.of("lost") != whole(&s.topic) {
-        assert!(
-            Instant::now() < deadline,
-            "not fenced: {:?}",
-            a.handle.state()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let after = until(&[&a], Duration::from_secs(30), "a rejoined", |snaps| {
-        settled(&s.topic)(snaps) && snaps[0].member_id == before[0].member_id
-    })
-    .await;
+    let after = unblock_then_lost_and_rejoined(&s, &a, &before[0].member_id, "not fenced").await;
     assert!(after[0].generation > 0);
     a.await_events(1, "a rebalance for the fencing", |k| {
         matches!(
@@ -593,19 +600,12 @@ async fn a_member_whose_group_was_deleted_while_it_was_silent_rejoins_and_recrea
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert_eq!(s.cluster.group_state(&s.group), None, "the group is gone");
-    a.transport.blocked.store(false, Ordering::SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while a.calls.of("lost") != whole(&s.topic) {
-        assert!(
-            Instant::now() < deadline,
-            "not told its membership is gone: {:?}",
-            a.handle.state()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let after = until(&[&a], Duration::from_secs(30), "a rejoined", |snaps| {
-        settled(&s.topic)(snaps) && snaps[0].member_id == before[0].member_id
-    })
+    let after = unblock_then_lost_and_rejoined(
+        &s,
+        &a,
+        &before[0].member_id,
+        "not told its membership is gone",
+    )
     .await;
     assert!(after[0].failure.is_none(), "{:?}", after[0].failure);
     let group = s
