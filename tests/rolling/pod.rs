@@ -69,7 +69,9 @@ impl Pod {
             .join(format!("{what}-{}-{}.txt", self.ordinal, self.lives))
     }
 
-    /// Starts the sidecar, then the consumer (the native sidecar starts first in a pod).
+    /// Starts the sidecar, then the consumer once the sidecar has started (the native sidecar
+    /// starts first in a pod, and its startup probe, `/startupz`, holds the consumer back until
+    /// it has looked at the group).
     pub(crate) fn start(&mut self, run: &Run, protocol: Protocol) {
         self.lives += 1;
         let (member_bin, sidecar_bin) = binaries();
@@ -96,7 +98,7 @@ impl Pod {
         let (name, port, log) = (self.name(), self.port, self.log("sidecar"));
         let sidecar = self.sidecar.as_mut().expect("just started");
         wait_until(
-            &format!("{name}'s sidecar to listen on {port}"),
+            &format!("{name}'s sidecar to start on {port}"),
             Duration::from_secs(20),
             || {
                 // A sidecar that could not bind exits at once: never talk to another's.
@@ -106,7 +108,9 @@ impl Pod {
                     "the sidecar on port {port} exited ({exited:?}): {}",
                     std::fs::read_to_string(&log).unwrap_or_default()
                 );
-                http_get(port, "/healthz").map(|_| ())
+                http_get(port, "/startupz")
+                    .filter(|(status, _)| *status == 200)
+                    .map(|_| ())
             },
         );
         let out = std::fs::File::create(self.log("member")).expect("member log");

@@ -33,6 +33,11 @@ impl App {
         }
     }
 
+    /// Whether the broker watch looks at a group (brokers and a group id configured).
+    pub fn watches_group(&self) -> bool {
+        self.config.client.is_some() && self.config.group_id.is_some()
+    }
+
     /// The state. Never hold the guard across an `.await`.
     pub fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)

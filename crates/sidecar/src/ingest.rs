@@ -187,7 +187,7 @@ pub fn apply(app: &App, envelope: Envelope) {
                 && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
             let fallback = refine_cause(reported, pending.as_ref(), &assignment);
             let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
-            let watching = app.config.client.is_some() && app.config.group_id.is_some();
+            let watching = app.watches_group();
             let (cause, basis) = match (needs_view, watching, &members_before) {
                 (true, true, Some(_)) => (reported, "pending"),
                 (true, _, _) => (fallback, "assignment"),

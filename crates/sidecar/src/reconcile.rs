@@ -357,7 +357,7 @@ fn judge(
         &state.member.assignment,
     );
     let own_join = epoch_before <= 0;
-    let watching = app.config.client.is_some() && app.config.group_id.is_some();
+    let watching = app.watches_group();
     let static_member = state
         .identity
         .as_ref()

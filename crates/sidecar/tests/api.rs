@@ -284,3 +284,50 @@ async fn bad_requests_get_a_4xx() {
     assert_eq!(get(s.addr, "/healthz").await.0, 200);
     s.shutdown().await;
 }
+
+/// The sidecar has started (`/startupz`, the native sidecar's startup probe, which holds the
+/// consumer back) only once its broker watch has looked at the group: a consumer that joined
+/// first would be judged without the group as it was before (a static member's rejoin would
+/// count as a rebalance). A look that fails, or never ends, still ends the wait within the
+/// watch's bound, so a broker outage never keeps the consumer from starting.
+#[tokio::test]
+async fn startup_waits_for_the_first_look_at_the_group_and_no_longer() {
+    // A "broker" that takes connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let s = sidecar(&format!(
+        "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"g\"\n\"watch.interval.ms\" = 1000\n",
+        silent.local_addr().unwrap()
+    ))
+    .await;
+    let (status, body) = get(s.addr, "/startupz").await;
+    assert_eq!(
+        status, 503,
+        "started before the group was looked at: {body}"
+    );
+    assert_eq!(get(s.addr, "/healthz").await.0, 200, "alive all the same");
+    let begun = std::time::Instant::now();
+    let body = loop {
+        let (status, body) = get(s.addr, "/startupz").await;
+        if status == 200 {
+            break body;
+        }
+        assert!(
+            begun.elapsed() < Duration::from_secs(15),
+            "still not started: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["started"], true, "{body}");
+    assert!(
+        body["watch_error"].is_string(),
+        "the failed look is shown: {body}"
+    );
+}
+
+#[tokio::test]
+async fn a_sidecar_that_watches_no_group_has_started_at_once() {
+    let s = sidecar("").await;
+    let (status, body) = get(s.addr, "/startupz").await;
+    assert_eq!(status, 200, "{body}");
+}

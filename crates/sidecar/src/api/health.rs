@@ -1,4 +1,10 @@
-//! `/healthz` (liveness) and `/readyz` (readiness).
+//! `/startupz` (startup), `/healthz` (liveness) and `/readyz` (readiness).
+//!
+//! Startup is the sidecar's first look at the group: the native sidecar's startup probe asks it,
+//! so the consumer starts only once the broker watch has answered (or failed: its look is
+//! bounded, so a broker outage never holds the consumer back), or at once when no group is
+//! watched. A consumer that joined first would be judged without the group as it stood before
+//! it (a static member's rejoin, which keeps the group epoch, would count as a rebalance).
 //!
 //! Liveness is progress, never reachability: the sidecar's watch loop ticks, the consumer has
 //! sent something within `health.stale.ms` (snapshots come every few seconds), the consumer's
@@ -28,6 +34,22 @@ use axum::Json;
 use crate::alerts::AlertKind;
 use crate::app::{loop_stale, poll_stall, App};
 use crate::ingest::readiness;
+
+pub(crate) async fn startupz(State(app): State<Arc<App>>) -> Response {
+    let state = app.state();
+    let started = !app.watches_group() || state.watch_tick.is_some();
+    let body = serde_json::json!({
+        "started": started,
+        "watch_error": state.watch_error,
+    });
+    drop(state);
+    let status = if started {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}
 
 pub(crate) async fn healthz(State(app): State<Arc<App>>) -> Response {
     let now = Instant::now();

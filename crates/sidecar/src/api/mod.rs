@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `POST /v1/events` | NDJSON telemetry from the consumer's exporter → 202 `{accepted, skipped}` |
 //! | `GET /metrics` | Prometheus text format |
+//! | `GET /startupz` | startup: the broker watch has looked at the group once (or watches none) |
 //! | `GET /healthz` | liveness: the sidecar's and the consumer's loops make progress (never "the broker is reachable") |
 //! | `GET /readyz` | readiness: joined, stable, assigned |
 //! | `GET /alerts` | every alert's level, value and thresholds |
@@ -62,6 +63,7 @@ pub fn metrics_router(app: Arc<App>) -> Router {
 fn public_routes() -> Router<Arc<App>> {
     Router::new()
         .route("/metrics", get(ingest::metrics))
+        .route("/startupz", get(health::startupz))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
 }

@@ -24,18 +24,27 @@ use tokio::task::JoinHandle;
 
 use crate::common::{get, metric, sidecar};
 
-/// A sidecar on port 0 whose broker watch looks at `group` every `watch_ms`, with `extra` TOML.
+/// A sidecar on port 0 whose broker watch looks at `group` every `watch_ms`, with `extra` TOML,
+/// once it has started (`/startupz`: it has looked at the group), as a pod's consumer waits for.
 pub async fn watching_sidecar(
     cluster: &Cluster,
     group: &str,
     watch_ms: u64,
     extra: &str,
 ) -> Running {
-    sidecar(&format!(
+    let s = sidecar(&format!(
         "\"bootstrap.servers\" = \"{}\"\n\"group.id\" = \"{group}\"\n\"watch.interval.ms\" = {watch_ms}\n{extra}",
         cluster.bootstrap()
     ))
-    .await
+    .await;
+    let addr = s.addr;
+    eventually(
+        "the sidecar to start",
+        Duration::from_secs(30),
+        || async move { get(addr, "/startupz").await.0 == 200 },
+    )
+    .await;
+    s
 }
 
 /// Our consumer's properties: short session and heartbeat, range assignor, `extra` on top.
