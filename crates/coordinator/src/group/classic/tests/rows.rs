@@ -824,6 +824,33 @@ async fn offset_fetch_rows() {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn offset_fetch_other_codes_fail_at_once_without_a_resend() {
+    for (group, part) in [
+        (E::InvalidGroupId, E::None),
+        (E::UnknownServerError, E::None),
+        (E::Unknown(1000), E::None),
+        (E::None, E::UnknownServerError),
+        (E::None, E::Unknown(1000)),
+    ] {
+        let s = start(config(None), RebalanceProtocol::Cooperative);
+        s.fake.push(fetch_response(group, part, 1));
+        // The answer a resend would get.
+        s.fake.push(fetch_response(E::None, E::None, 7));
+        let err = s.member.committed([tp("t", 0)]).await.unwrap_err();
+        let code = if group.is_ok() { part } else { group };
+        assert!(
+            matches!(err, Error::Broker { api: "OffsetFetch", code: c, .. } if c == code),
+            "{group}/{part}: {err:?}"
+        );
+        assert_eq!(
+            s.fake.requests::<OffsetFetchRequest>().len(),
+            1,
+            "{group}/{part}"
+        );
+    }
+}
+
 #[test]
 fn the_table_is_what_the_code_does() {
     assert_eq!(

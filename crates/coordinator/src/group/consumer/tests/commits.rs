@@ -18,8 +18,12 @@ use mooring_wire::messages::{
 
 use super::*;
 use crate::error::Error;
+use crate::group::classic::tests::fake::PRINCIPAL;
 use crate::group::classic::tests::wait_until;
 use crate::group::{MemberState, OffsetAndMetadata};
+
+/// OffsetFetch's API key.
+const OFFSET_FETCH: i16 = 9;
 
 /// An OffsetCommit answer as v10 gives it: topic `t` by id.
 fn commit_response(parts: &[(i32, E)]) -> OffsetCommitResponse {
@@ -228,22 +232,61 @@ async fn fetch_says_the_member_and_its_epoch_and_stale_member_epoch_retries_with
 }
 
 #[tokio::test(start_paused = true)]
-async fn fetch_unknown_member_id_fails() {
-    let s = start(config(None));
-    stable(&s).await;
-    s.fake.push(fetch_response(E::UnknownMemberId, -1));
-    let err = s.member.committed([tp("t", 0)]).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Broker {
-                code: E::UnknownMemberId,
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert_eq!(s.fake.requests::<OffsetFetchRequest>().len(), 1);
+async fn fetch_unknown_member_id_and_fenced_member_epoch_fail_at_once() {
+    for code in [E::UnknownMemberId, E::FencedMemberEpoch] {
+        let s = start(config(None));
+        stable(&s).await;
+        s.fake.push(fetch_response(code, -1));
+        // The answer a resend would get.
+        s.fake.push(fetch_response(E::None, 42));
+        let err = s.member.committed([tp("t", 0)]).await.unwrap_err();
+        assert!(
+            matches!(err, Error::Broker { api: "OffsetFetch", code: c, .. } if c == code),
+            "{err}"
+        );
+        assert_eq!(s.fake.requests::<OffsetFetchRequest>().len(), 1, "{code}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn fetch_retriable_codes_follow_the_classic_table_and_retry_after_the_backoff() {
+    for (code, forgets) in [(E::CoordinatorLoadInProgress, 0), (E::NotCoordinator, 1)] {
+        let s = start(config(None));
+        stable(&s).await;
+        s.fake.push(fetch_response(code, -1));
+        s.fake.push(fetch_response(E::None, 42));
+        let got = s.member.committed([tp("t", 0)]).await.unwrap();
+        assert_eq!(got[&tp("t", 0)], Some(OffsetAndMetadata::new(42)), "{code}");
+        let t = s.fake.times(OFFSET_FETCH);
+        assert_eq!(t.len(), 2, "{code}");
+        assert!(t[1] - t[0] >= config(None).retry_backoff, "{code}: backoff");
+        assert_eq!(s.fake.forgets.load(Ordering::SeqCst), forgets, "{code}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn fetch_authorization_and_other_codes_follow_the_classic_table_and_fail_at_once() {
+    for code in [
+        E::GroupAuthorizationFailed,
+        E::InvalidGroupId,
+        E::UnknownServerError,
+    ] {
+        let s = start(config(None));
+        stable(&s).await;
+        s.fake.push(fetch_response(code, -1));
+        // The answer a resend would get.
+        s.fake.push(fetch_response(E::None, 42));
+        let err = s.member.committed([tp("t", 0)]).await.unwrap_err();
+        assert_eq!(err.code(), Some(code), "{err:?}");
+        // An authorization refused is typed, naming the group and who.
+        let typed = matches!(
+            &err,
+            Error::Authorization { resource, principal, .. }
+                if principal == PRINCIPAL && resource.to_string() == "group g"
+        );
+        assert_eq!(typed, code == E::GroupAuthorizationFailed, "{err:?}");
+        assert_eq!(s.fake.requests::<OffsetFetchRequest>().len(), 1, "{code}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
