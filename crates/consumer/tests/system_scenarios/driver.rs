@@ -57,6 +57,15 @@ pub struct Member {
     pub stderr: Arc<Mutex<String>>,
 }
 
+impl Member {
+    /// Whether its flags make it speak the consumer protocol ([`Scenario::flags_for`]).
+    pub fn speaks_consumer_protocol(&self) -> bool {
+        self.flags
+            .windows(2)
+            .any(|pair| pair[0] == "--group-protocol" && pair[1] == "consumer")
+    }
+}
+
 /// Kafka's `VerifiableProducer` writing throughout a scenario, throttled; the offsets the broker
 /// acknowledged (its `producer_send_success` lines) are collected as they come.
 pub struct Producer {
@@ -286,6 +295,8 @@ impl<'c> Scenario<'c> {
     pub fn start(&mut self, i: usize) {
         assert!(self.members[i].child.is_none(), "member {i} is running");
         let mut child = self.command(&self.members[i]).spawn().unwrap();
+        self.global.lock().unwrap().members[i].consumer_protocol =
+            self.members[i].speaks_consumer_protocol();
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
         let global = Arc::clone(&self.global);

@@ -28,6 +28,9 @@ pub struct MemberView {
     pub position: BTreeMap<i32, i64>,
     /// Fatal errors it reported (`shutdown_complete` with an `error`), e.g. fenced.
     pub errors: Vec<String>,
+    /// Whether it speaks the consumer protocol (KIP-848), under which a revoke moves only some
+    /// partitions and the member goes on consuming the others until its next assignment.
+    pub consumer_protocol: bool,
 }
 
 impl MemberView {
@@ -40,6 +43,7 @@ impl MemberView {
             consumed: 0,
             position: BTreeMap::new(),
             errors: Vec::new(),
+            consumer_protocol: false,
         }
     }
 }
@@ -160,7 +164,9 @@ impl Global {
             "partitions_revoked" => {
                 let view = &mut self.members[member];
                 view.revoked += 1;
-                view.status = Status::Rebalancing;
+                if !view.consumer_protocol {
+                    view.status = Status::Rebalancing;
+                }
                 view.position.clear();
                 let revoked = Self::partitions(event);
                 for p in &revoked {
@@ -457,5 +463,48 @@ mod tests {
         assert_eq!(explained_repeats(&twice, 0, 5, &[500, 1200, 1300]), 1);
         // Offset 11 is in the second refusal's range only.
         assert_eq!(explained_repeats(&twice, 0, 11, &[500, 1200, 2100]), 1);
+    }
+
+    /// A member assigned partitions 0 and 1, then revoked partition 1, consuming partition 0
+    /// before its next assignment: the violations its events give.
+    fn consuming_between_revoke_and_assign(consumer_protocol: bool) -> Vec<String> {
+        let mut g = Global::default();
+        g.members.push(MemberView::new());
+        g.members[0].consumer_protocol = consumer_protocol;
+        let partitions = |ps: &[i32]| -> Vec<serde_json::Value> {
+            ps.iter()
+                .map(|p| serde_json::json!({ "topic": "t", "partition": p }))
+                .collect()
+        };
+        for event in [
+            serde_json::json!({ "name": "startup_complete", "timestamp": 1 }),
+            serde_json::json!({ "name": "partitions_assigned", "timestamp": 2,
+                "partitions": partitions(&[0, 1]) }),
+            serde_json::json!({ "name": "partitions_revoked", "timestamp": 3,
+                "partitions": partitions(&[1]) }),
+            serde_json::json!({ "name": "records_consumed", "timestamp": 4, "count": 2,
+                "partitions": [{ "topic": "t", "partition": 0, "count": 2,
+                    "minOffset": 0, "maxOffset": 1 }] }),
+        ] {
+            g.handle(0, &event);
+        }
+        g.violations
+    }
+
+    #[test]
+    fn a_consumer_protocol_member_consumes_its_other_partitions_while_one_is_revoked() {
+        // As kafkatest's ConsumerProtocolConsumerEventHandler: a revoke does not stop the member.
+        assert_eq!(
+            consuming_between_revoke_and_assign(true),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_classic_member_consumes_nothing_between_revoke_and_assign() {
+        assert_eq!(
+            consuming_between_revoke_and_assign(false),
+            ["member 0 consumed records while Rebalancing"]
+        );
     }
 }
