@@ -66,6 +66,11 @@ pub(crate) fn binaries() -> &'static (PathBuf, PathBuf) {
             "--bin",
             "mooring-sidecar",
         ]);
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(set_for_tests_only) {
+                build.env_remove(name);
+            }
+        }
         if dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }
@@ -83,6 +88,25 @@ pub(crate) fn binaries() -> &'static (PathBuf, PathBuf) {
         );
         (member, sidecar)
     })
+}
+
+/// Whether `name` is one of the variables cargo and nextest set for a running test. A cargo
+/// started from the test must not inherit them: cargo compares a build script's declared inputs
+/// with its own environment, so ring's `CARGO_MANIFEST_DIR` seen here would rebuild ring, rustls
+/// and every crate above them, and again for the next cargo run without it (the doc tests, the
+/// compatibility phase: five minutes of a CI run).
+fn set_for_tests_only(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+            | "OUT_DIR"
+    ) || ["CARGO_PKG_", "CARGO_BIN_", "NEXTEST"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
 
 pub(crate) fn now_ms() -> u64 {
