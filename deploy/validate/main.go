@@ -25,6 +25,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ var kinds = map[string]func() any{
 	"apps/v1/StatefulSet":                             func() any { return &appsv1.StatefulSet{} },
 	"apps/v1/Deployment":                              func() any { return &appsv1.Deployment{} },
 	"policy/v1/PodDisruptionBudget":                   func() any { return &policyv1.PodDisruptionBudget{} },
+	"networking.k8s.io/v1/NetworkPolicy":              func() any { return &networkingv1.NetworkPolicy{} },
 	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
 	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
@@ -162,6 +164,7 @@ func Check(objs []Object) []error {
 		}
 		return nil, fmt.Errorf("selector %q matches no pod template here", s.String())
 	}
+	guarded := map[string]bool{}
 	for _, o := range objs {
 		switch v := o.Obj.(type) {
 		case *appsv1.Deployment:
@@ -175,6 +178,16 @@ func Check(objs []Object) []error {
 		case *policyv1.PodDisruptionBudget:
 			if _, err := matchesAPod(v.Spec.Selector); err != nil {
 				fail(o, "spec.selector: %v", err)
+			}
+		case *networkingv1.NetworkPolicy:
+			set, err := matchesAPod(&v.Spec.PodSelector)
+			if err != nil {
+				fail(o, "spec.podSelector: %v", err)
+				continue
+			}
+			guarded[set.Name] = true
+			for _, e := range checkNetworkPolicy(v, set) {
+				fail(o, "%s", e)
 			}
 		case *monitoringv1.PodMonitor:
 			set, err := matchesAPod(&v.Spec.Selector)
@@ -201,6 +214,11 @@ func Check(objs []Object) []error {
 					}
 				}
 			}
+		}
+	}
+	for _, set := range sets {
+		if !guarded[set.Name] {
+			errs = append(errs, fmt.Errorf("apps/v1/StatefulSet %s: no NetworkPolicy selects its pods: the sidecar's metrics listener is open to the whole cluster network", set.Name))
 		}
 	}
 	return append(errs, checkRBAC(objs)...)
@@ -271,6 +289,42 @@ func checkStatefulSet(s *appsv1.StatefulSet, configMaps, services map[string]boo
 		out = append(out, "no container has startup, liveness and readiness probes")
 	}
 	return out
+}
+
+// checkNetworkPolicy: the policy governs ingress, admits only named peers (an empty peer list
+// or an empty selector admits the whole cluster) and only on ports the pods have.
+func checkNetworkPolicy(p *networkingv1.NetworkPolicy, set *appsv1.StatefulSet) []string {
+	var out []string
+	ingress := false
+	for _, t := range p.Spec.PolicyTypes {
+		ingress = ingress || t == networkingv1.PolicyTypeIngress
+	}
+	if !ingress {
+		out = append(out, "spec.policyTypes lacks Ingress: the pods stay open to the cluster network")
+	}
+	for i, rule := range p.Spec.Ingress {
+		if len(rule.From) == 0 {
+			out = append(out, fmt.Sprintf("spec.ingress[%d]: no from: every peer is admitted", i))
+		}
+		for j, peer := range rule.From {
+			if peer.IPBlock == nil && (peer.PodSelector == nil || isEmpty(peer.PodSelector)) {
+				out = append(out, fmt.Sprintf("spec.ingress[%d].from[%d]: no pod selector (or an empty one): every pod of the namespaces is admitted", i, j))
+			}
+		}
+		if len(rule.Ports) == 0 {
+			out = append(out, fmt.Sprintf("spec.ingress[%d]: no ports: every port is open to its peers", i))
+		}
+		for j, port := range rule.Ports {
+			if port.Port == nil || (port.Port.StrVal != "" && !hasPort(set.Spec.Template.Spec, port.Port.StrVal)) {
+				out = append(out, fmt.Sprintf("spec.ingress[%d].ports[%d] names no container port of %s", i, j, set.Name))
+			}
+		}
+	}
+	return out
+}
+
+func isEmpty(sel *metav1.LabelSelector) bool {
+	return len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0
 }
 
 func hasPort(spec corev1.PodSpec, name string) bool {

@@ -9,7 +9,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // The real overlays render and pass every check.
@@ -36,6 +39,9 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"testdata/deployment", "not a Deployment"},
 		{"testdata/clusterrole-wide", "grants get on nodes"},
 		{"testdata/clusterrole-wide", "subject ServiceAccount orders/consumer is no ServiceAccount of this rendering"},
+		{"testdata/networkpolicy-open", "from[0]: no pod selector (or an empty one)"},
+		{"testdata/networkpolicy-open", "no ports: every port is open"},
+		{"testdata/networkpolicy-missing", "no NetworkPolicy selects its pods"},
 	} {
 		errs := Validate(c.dir, io.Discard)
 		if len(errs) == 0 {
@@ -229,5 +235,43 @@ func TestBrokenDashboardFails(t *testing.T) {
 	}
 	if joined := strings.Join(all, "\n"); !strings.Contains(joined, want) {
 		t.Errorf("errors\n%s\ndo not contain %q", joined, want)
+	}
+}
+
+// The rendered policy admits Prometheus pods of namespace monitoring on the metrics port, and
+// nothing else: kustomize's labels must not have reached the peer's selector (they would select
+// no Prometheus, and every scrape would fail).
+func TestNetworkPolicyAdmitsPrometheusOnly(t *testing.T) {
+	objs, errs := Render("../kubernetes/overlays/example")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var policy *networkingv1.NetworkPolicy
+	for _, o := range objs {
+		if p, ok := o.Obj.(*networkingv1.NetworkPolicy); ok {
+			policy = p
+		}
+	}
+	if policy == nil {
+		t.Fatal("no NetworkPolicy rendered")
+	}
+	if len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 1 {
+		t.Fatalf("want one rule with one peer, got %+v", policy.Spec.Ingress)
+	}
+	rule := policy.Spec.Ingress[0]
+	peer := rule.From[0]
+	selects := func(sel *metav1.LabelSelector, set labels.Set) bool {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		return err == nil && s.Matches(set)
+	}
+	prometheus := labels.Set{"app.kubernetes.io/name": "prometheus"}
+	if !selects(peer.PodSelector, prometheus) || !selects(peer.NamespaceSelector, labels.Set{"kubernetes.io/metadata.name": "monitoring"}) {
+		t.Errorf("the peer does not admit Prometheus in monitoring: %+v", peer)
+	}
+	if selects(peer.PodSelector, labels.Set{"app.kubernetes.io/name": "grafana"}) || selects(peer.NamespaceSelector, labels.Set{"kubernetes.io/metadata.name": "orders"}) {
+		t.Errorf("the peer admits more than Prometheus in monitoring: %+v", peer)
+	}
+	if len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.StrVal != "metrics" {
+		t.Errorf("want the metrics port only, got %+v", rule.Ports)
 	}
 }
