@@ -4,6 +4,8 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use mooring_coordinator::config::Secret;
+
 use crate::alerts::{judge, AlertKind, AlertState};
 use crate::config::SidecarConfig;
 use crate::metrics::Metrics;
@@ -17,6 +19,8 @@ pub struct App {
     /// The Prometheus series.
     pub metrics: Metrics,
     state: Mutex<State>,
+    /// The credential `POST /v1/events` requires (read from `ingest.token.file` at start).
+    pub(crate) ingest_token: Option<Secret>,
     /// Asks the broker watch for a look now (a rebalance completed and waits for its cause).
     pub watch_now: tokio::sync::Notify,
 }
@@ -29,6 +33,7 @@ impl App {
             config,
             metrics: Metrics::new(),
             state: Mutex::new(state),
+            ingest_token: None,
             watch_now: tokio::sync::Notify::new(),
         }
     }

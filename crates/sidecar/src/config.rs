@@ -11,10 +11,10 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mooring_coordinator::config::{nearest_key, ValueKind, CLIENT_KEYS};
+use mooring_coordinator::config::{nearest_key, Secret, ValueKind, CLIENT_KEYS};
 use mooring_coordinator::ClientConfig;
 
 use crate::alerts::{AlertKind, Threshold};
@@ -61,6 +61,8 @@ pub enum Kind {
     Secret,
     /// PromQL label matchers without braces (`job="x",pod=~"y.*"`).
     Selector,
+    /// A file's path, or empty for none.
+    Path,
 }
 
 /// One key of the sidecar's own table.
@@ -104,6 +106,30 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         Kind::Secret,
         "",
         "bearer token the /debug/* and /alerts endpoints require (empty: none)",
+    ),
+    k(
+        "ingest.token.file",
+        Kind::Path,
+        "",
+        "the telemetry ingest's credential, shared with the consumer (mooring.telemetry.token.file); made when absent; empty: none, allowed only on a loopback listen",
+    ),
+    k(
+        "http.header.read.timeout.ms",
+        Kind::Millis,
+        "5000",
+        "a request's headers must arrive within this, and a keep-alive connection may idle this long; then the listener closes it",
+    ),
+    k(
+        "http.request.timeout.ms",
+        Kind::Millis,
+        "10000",
+        "a request's body and answer within this, else 408",
+    ),
+    k(
+        "http.max.connections",
+        Kind::Count,
+        "1024",
+        "open connections per listener; at the cap it accepts no more until one closes",
     ),
     k(
         "watch.interval.ms",
@@ -239,6 +265,18 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
     ),
 ];
 
+/// What each listener allows a client (the `http.*` keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// A request's headers must arrive within this from the connection's opening or from the
+    /// previous answer (so it also bounds a keep-alive connection's idle time).
+    pub header_read_timeout: Duration,
+    /// A request's body and its answer within this, else 408.
+    pub request_timeout: Duration,
+    /// Open connections per listener.
+    pub max_connections: usize,
+}
+
 /// The Kafka key the sidecar reads besides the client's.
 pub const GROUP_ID: &str = "group.id";
 
@@ -249,8 +287,12 @@ pub struct SidecarConfig {
     pub listen: SocketAddr,
     /// The optional metrics/health listener.
     pub metrics_listen: Option<SocketAddr>,
-    /// The debug endpoints' bearer token.
-    pub debug_token: Option<String>,
+    /// The bearer token of `/debug/*` and `/alerts`.
+    pub debug_token: Option<Secret>,
+    /// The file holding the credential `POST /v1/events` requires (`ingest.token.file`).
+    pub ingest_token_file: Option<PathBuf>,
+    /// Both listeners' timeouts and connection cap.
+    pub http: HttpLimits,
     /// The group to watch from the broker (none: no watching).
     pub group_id: Option<String>,
     /// The Kafka client (when `bootstrap.servers` is set).
@@ -399,13 +441,37 @@ impl SidecarConfig {
                 },
             );
         }
+        let listen = addr("listen", &get("listen"))?;
+        if !listen.ip().is_loopback() && get("ingest.token.file").is_empty() {
+            return Err(invalid(
+                "ingest.token.file",
+                format!("`listen` is {listen}, not a loopback address: the telemetry ingest needs a credential there"),
+            ));
+        }
         Ok(SidecarConfig {
-            listen: addr("listen", &get("listen"))?,
+            listen,
             metrics_listen: match get("metrics.listen").as_str() {
                 "" => None,
                 v => Some(addr("metrics.listen", v)?),
             },
-            debug_token: Some(get("debug.token")).filter(|t| !t.is_empty()),
+            debug_token: Some(get("debug.token"))
+                .filter(|t| !t.is_empty())
+                .map(Secret::from),
+            ingest_token_file: Some(get("ingest.token.file"))
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            http: HttpLimits {
+                header_read_timeout: millis(
+                    "http.header.read.timeout.ms",
+                    &get("http.header.read.timeout.ms"),
+                )?,
+                request_timeout: millis(
+                    "http.request.timeout.ms",
+                    &get("http.request.timeout.ms"),
+                )?,
+                max_connections: count("http.max.connections", &get("http.max.connections"))?
+                    .max(1),
+            },
             group_id,
             client,
             watch_interval: millis("watch.interval.ms", &get("watch.interval.ms"))?,

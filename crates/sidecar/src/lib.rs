@@ -8,24 +8,28 @@
 //! linked into the consumer process.
 //!
 //! # Modules
-//! - [`config`]: file + environment configuration, Kafka property names, nearest-key errors.
+//! - [`config`]: file + environment configuration, Kafka property names, nearest-key errors;
+//!   [`credential`]: the telemetry ingest's token file.
 //! - [`metrics`]: the Prometheus series.
 //! - [`state`]: what the sidecar knows; [`ingest`]: events → state and metrics;
 //!   [`reconcile`]: the `consumer` protocol's reconciliations, causes and instance-id waits.
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
 //! - [`zones`]: bytes fetched per broker and rack, the share across racks.
-//! - [`api`]: the axum routes; [`app`]: what they share.
+//! - [`api`]: the axum routes; [`app`]: what they share; [`server`]: the listeners' timeouts
+//!   and connection cap.
 
 pub mod alerts;
 pub mod api;
 pub mod app;
 pub mod config;
+pub mod credential;
 pub mod ingest;
 pub mod lag;
 pub mod metrics;
 pub mod reconcile;
 pub mod rules;
+pub mod server;
 pub mod state;
 pub mod watcher;
 pub mod zones;
@@ -75,18 +79,32 @@ pub async fn start(config: SidecarConfig) -> std::io::Result<Running> {
         Some(l) => Some(l.local_addr()?),
         None => None,
     };
-    let app = Arc::new(App::new(config));
+    let ingest_token = match &config.ingest_token_file {
+        Some(path) => Some(credential::load_or_create(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("ingest.token.file {}: {e}", path.display()),
+            )
+        })?),
+        None => None,
+    };
+    let limits = config.http;
+    let mut app = App::new(config);
+    app.ingest_token = ingest_token;
+    let app = Arc::new(app);
     let (stop, stop_rx) = watch::channel(false);
     let mut tasks = Vec::new();
-    tasks.push(tokio::spawn(serve(
+    tasks.push(tokio::spawn(server::serve(
         listener,
         api::router(Arc::clone(&app)),
+        limits,
         stop_rx.clone(),
     )));
     if let Some(l) = metrics_listener {
-        tasks.push(tokio::spawn(serve(
+        tasks.push(tokio::spawn(server::serve(
             l,
             api::metrics_router(Arc::clone(&app)),
+            limits,
             stop_rx.clone(),
         )));
     }
@@ -98,16 +116,4 @@ pub async fn start(config: SidecarConfig) -> std::io::Result<Running> {
         stop,
         tasks,
     })
-}
-
-async fn serve(listener: TcpListener, router: axum::Router, mut stop: watch::Receiver<bool>) {
-    let shutdown = async move {
-        let _ = stop.wait_for(|s| *s).await;
-    };
-    if let Err(e) = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-    {
-        tracing::error!(error = %e, "the HTTP server stopped");
-    }
 }

@@ -90,7 +90,7 @@ fn serve(config: SidecarConfig) -> ExitCode {
         let running = match mooring_sidecar::start(config).await {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("mooring-sidecar: cannot listen: {e}");
+                eprintln!("mooring-sidecar: cannot start: {e}");
                 return ExitCode::FAILURE;
             }
         };

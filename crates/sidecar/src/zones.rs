@@ -8,11 +8,11 @@
 //! the consumer restarted (its events numbered from 0 again), as Prometheus counters never go
 //! down.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mooring_consumer::telemetry::{BrokerFetchSnapshot, Snapshot};
-use prometheus::{GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use prometheus::{GaugeVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// The `cross_rack` label of a broker: whether its rack differs from the consumer's.
 fn cross_rack(client_rack: Option<&str>, broker: &BrokerFetchSnapshot) -> &'static str {
@@ -45,6 +45,12 @@ pub fn cross_rack_share(snap: &Snapshot) -> Option<f64> {
     })
 }
 
+/// The most (broker, rack) label sets exported: a cluster has far fewer brokers, and a snapshot
+/// naming more (a bug, or a forged one) must not grow the scrape and the sidecar's memory.
+pub const MAX_FETCH_SERIES: usize = 256;
+/// The longest rack label exported (a broker whose `broker.rack` is longer is dropped).
+pub const MAX_RACK_LEN: usize = 128;
+
 /// The fetch series by broker and rack.
 #[derive(Debug, Clone)]
 pub struct FetchMetrics {
@@ -52,6 +58,7 @@ pub struct FetchMetrics {
     records_total: IntCounterVec,
     follower_partitions: IntGaugeVec,
     cross_rack_ratio: GaugeVec,
+    brokers_dropped_total: IntCounter,
     seen: Arc<Mutex<Seen>>,
 }
 
@@ -62,6 +69,8 @@ struct Seen {
     seq: u64,
     /// node id → (record bytes, records).
     totals: BTreeMap<i32, (u64, u64)>,
+    /// The (broker, rack) label sets exported so far (at most [`MAX_FETCH_SERIES`]).
+    series: BTreeSet<(i32, String)>,
 }
 
 impl FetchMetrics {
@@ -118,11 +127,21 @@ impl FetchMetrics {
             "mooring_fetch_cross_rack_ratio",
             Box::new(cross_rack_ratio.clone()),
         );
+        let brokers_dropped_total = IntCounter::new(
+            "mooring_fetch_brokers_dropped_total",
+            "Broker entries of the consumer's snapshots not exported: past the cap of 256 (broker, rack) series, or a rack label longer than 128 bytes.",
+        )?;
+        register(
+            registry,
+            "mooring_fetch_brokers_dropped_total",
+            Box::new(brokers_dropped_total.clone()),
+        );
         Ok(FetchMetrics {
             record_bytes_total,
             records_total,
             follower_partitions,
             cross_rack_ratio,
+            brokers_dropped_total,
             seen: Arc::new(Mutex::new(Seen::default())),
         })
     }
@@ -137,8 +156,12 @@ impl FetchMetrics {
         seen.seq = seq;
         self.follower_partitions.reset();
         for b in &snap.fetch_brokers {
-            let broker = b.node_id.to_string();
             let rack = b.rack.as_deref().unwrap_or("");
+            if !seen.admit(b.node_id, rack) {
+                self.brokers_dropped_total.inc();
+                continue;
+            }
+            let broker = b.node_id.to_string();
             let (bytes_before, records_before) =
                 seen.totals.get(&b.node_id).copied().unwrap_or((0, 0));
             self.record_bytes_total
@@ -154,9 +177,31 @@ impl FetchMetrics {
                 .insert(b.node_id, (b.record_bytes_total, b.records_total));
         }
         self.cross_rack_ratio.reset();
-        if let (Some(own), Some(share)) = (own, cross_rack_share(snap)) {
+        if let (Some(own), Some(share)) = (
+            own.filter(|r| r.len() <= MAX_RACK_LEN),
+            cross_rack_share(snap),
+        ) {
             self.cross_rack_ratio.with_label_values(&[own]).set(share);
         }
+    }
+}
+
+impl Seen {
+    /// Whether broker `node_id` of `rack` is exported: a label set already exported, or a new
+    /// one within the caps.
+    fn admit(&mut self, node_id: i32, rack: &str) -> bool {
+        if rack.len() > MAX_RACK_LEN {
+            return false;
+        }
+        let key = (node_id, rack.to_owned());
+        if self.series.contains(&key) {
+            return true;
+        }
+        if self.series.len() >= MAX_FETCH_SERIES {
+            return false;
+        }
+        self.series.insert(key);
+        true
     }
 }
 

@@ -235,9 +235,12 @@ async fn debug_config_never_shows_the_sasl_password() {
 }
 
 #[tokio::test]
-async fn debug_endpoints_require_the_token_when_set() {
+async fn debug_endpoints_and_alerts_require_the_token_when_set() {
     let s = sidecar("\"debug.token\" = \"s3cret\"\n").await;
+    // The token never shows in the configuration's Debug form (logs, panics).
+    assert!(!format!("{:?}", s.app.config).contains("s3cret"));
     for path in [
+        "/alerts",
         "/debug/group",
         "/debug/rebalances",
         "/debug/partitions",

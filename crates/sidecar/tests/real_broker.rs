@@ -2,7 +2,8 @@
 //! here (port 0). Real rebalances (a second member joins, then leaves cleanly) must show in
 //! `/metrics` exactly, with their causes, and in `/debug/rebalances` in order with phase timings;
 //! readiness holds after. A consumer whose sidecar is away keeps consuming, and the sidecar's
-//! dropped-events counter says how many events were lost once it is back.
+//! dropped-events counter says how many events were lost once it is back. An exporter that reads
+//! the sidecar's ingest credential is heard; one without it is refused and changes nothing.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the test
 
@@ -14,10 +15,11 @@ use std::time::Duration;
 
 use common::{get, get_json, metric, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::telemetry::TelemetryExporter;
 use mooring_testkit::{unique, Cluster};
 use support::{
-    consumer, eventually, exporter, exporter_with_capacity, first_join_counted, ready, rebalances,
-    run, stop, total_rebalances, watching_sidecar,
+    consumer, eventually, exporter, exporter_config, exporter_with_capacity, first_join_counted,
+    ready, rebalances, run, stop, total_rebalances, watching_sidecar,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -143,5 +145,52 @@ async fn an_absent_sidecar_costs_nothing_and_losses_are_counted() {
     )
     .await;
     s.shutdown().await;
+    cluster.delete_topic(&topic);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_exporter_with_the_ingest_credential_is_heard_and_one_without_is_refused() {
+    let cluster = Cluster::shared();
+    let topic = unique("sidecar-credential");
+    let group = unique("sidecar-credential-g");
+    cluster.create_topic(&topic, 1);
+    let dir = std::env::temp_dir().join(unique("sidecar-credential"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ingest.token");
+    let s = sidecar(&format!("\"ingest.token.file\" = \"{}\"\n", file.display())).await;
+    let snapshots = |text: &str| {
+        metric(
+            text,
+            "mooring_telemetry_events_received_total{type=\"snapshot\"}",
+        )
+        .unwrap_or(0.0)
+    };
+
+    // Without the credential: every POST refused, nothing applied.
+    let stranger = consumer(&cluster, &group, &topic, &[]);
+    let refused = TelemetryExporter::spawn(&stranger, exporter_config(s.addr)).unwrap();
+    eventually("refusals", Duration::from_secs(10), || async {
+        refused.failures() >= 3
+    })
+    .await;
+    let (_, text) = get(s.addr, "/metrics").await;
+    assert!(metric(&text, "mooring_telemetry_requests_refused_total").unwrap() >= 3.0);
+    assert_eq!(snapshots(&text), 0.0, "{text}");
+    assert_eq!(refused.sent(), 0);
+    refused.shutdown().await;
+
+    // With the file the sidecar made: heard.
+    let member = consumer(&cluster, &group, &topic, &[]);
+    let mut config = exporter_config(s.addr);
+    config.token_file = Some(file.clone());
+    let heard = TelemetryExporter::spawn(&member, config).unwrap();
+    eventually("snapshots", Duration::from_secs(10), || async {
+        snapshots(&get(s.addr, "/metrics").await.1) >= 2.0
+    })
+    .await;
+    assert!(heard.sent() >= 2);
+    heard.shutdown().await;
+    s.shutdown().await;
+    std::fs::remove_dir_all(dir).unwrap();
     cluster.delete_topic(&topic);
 }

@@ -3,7 +3,9 @@
 //! | property | default | meaning |
 //! |---|---|---|
 //! | `mooring.telemetry.enabled` | `false` | start the exporter from the config ([`TelemetryExporter::from_config`]) |
-//! | `mooring.telemetry.endpoint` | `http://127.0.0.1:9464/v1/events` | the sidecar's ingest URL (plain `http://`) |
+//! | `mooring.telemetry.endpoint` | `http://127.0.0.1:9464/v1/events` | the sidecar's ingest URL (plain `http://`, a loopback host) |
+//! | `mooring.telemetry.endpoint.allow.remote` | `false` | `true`: a host other than loopback is allowed (telemetry then crosses the network in plain text) |
+//! | `mooring.telemetry.token.file` | (none) | the file holding the sidecar's ingest credential (its `ingest.token.file`), sent as `Authorization: Bearer` and read before each POST |
 //! | `mooring.telemetry.buffer.events` | 10000 | events held while the sidecar is slow or away (the oldest are dropped past it, and counted) |
 //! | `mooring.telemetry.batch.max.events` | 500 | most events in one POST |
 //! | `mooring.telemetry.flush.interval.ms` | 200 | a batch goes out at least this often |
@@ -16,6 +18,7 @@
 //! and logs nothing about telemetry, and [`Consumer::events`](crate::Consumer::events) stays the
 //! application's (the exporter takes that stream when it runs).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use mooring_coordinator::config::{key, KeySpec, ValueKind, BOOL};
@@ -44,6 +47,11 @@ pub struct ExporterConfig {
     pub backoff: Duration,
     /// The longest wait between attempts while the sidecar is away.
     pub max_backoff: Duration,
+    /// Whether an endpoint off loopback is allowed (plain HTTP across the network).
+    pub allow_remote: bool,
+    /// The file holding the sidecar's ingest credential, read before each POST (the sidecar
+    /// may make it after the consumer starts, or anew).
+    pub token_file: Option<PathBuf>,
 }
 
 /// The sidecar's default ingest endpoint.
@@ -62,6 +70,8 @@ impl ExporterConfig {
             snapshot_interval: Duration::from_secs(5),
             backoff: Duration::from_millis(250),
             max_backoff: Duration::from_secs(5),
+            allow_remote: false,
+            token_file: None,
         }
     }
 }
@@ -90,6 +100,8 @@ pub const TELEMETRY_KEYS: &[KeySpec] = &[
         ValueKind::String,
         DEFAULT_ENDPOINT,
     ),
+    key("mooring.telemetry.endpoint.allow.remote", BOOL, "false"),
+    key("mooring.telemetry.token.file", ValueKind::String, ""),
     key(
         "mooring.telemetry.buffer.events",
         ValueKind::PositiveInt,
@@ -147,14 +159,17 @@ impl TelemetryConfig {
             Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
             _ => Err(bad("a positive number of milliseconds")),
         };
+        let boolean = || match v {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(bad("true or false")),
+        };
         let e = &mut self.exporter;
         match spec.name {
-            "mooring.telemetry.enabled" => {
-                self.enabled = match v {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(bad("true or false")),
-                }
+            "mooring.telemetry.enabled" => self.enabled = boolean()?,
+            "mooring.telemetry.endpoint.allow.remote" => e.allow_remote = boolean()?,
+            "mooring.telemetry.token.file" => {
+                e.token_file = Some(v).filter(|p| !p.is_empty()).map(PathBuf::from)
             }
             "mooring.telemetry.endpoint" => {
                 Endpoint::parse(v).map_err(|m| ConsumerError::Config {
@@ -180,9 +195,14 @@ impl TelemetryConfig {
         Ok(true)
     }
 
-    /// Checks what one key cannot: a batch fits in the buffer, the back-off range is ordered.
+    /// Checks what one key cannot: a batch fits in the buffer, the back-off range is ordered, the
+    /// endpoint is on loopback unless a remote one is allowed.
     pub(crate) fn validate(&self) -> Result<(), ConsumerError> {
         let e = &self.exporter;
+        Endpoint::checked(&e.endpoint, e.allow_remote).map_err(|m| ConsumerError::Config {
+            key: "mooring.telemetry.endpoint".into(),
+            message: m,
+        })?;
         if e.batch_max > e.buffer_capacity {
             return Err(ConsumerError::Config {
                 key: "mooring.telemetry.batch.max.events".into(),
@@ -271,6 +291,7 @@ mod tests {
             ("mooring.telemetry.snapshot.interval.ms", "1000"),
             ("mooring.telemetry.retry.backoff.ms", "100"),
             ("mooring.telemetry.retry.backoff.max.ms", "1000"),
+            ("mooring.telemetry.token.file", "/run/mooring/ingest.token"),
         ])
         .expect("valid");
         assert!(c.enabled);
@@ -283,6 +304,35 @@ mod tests {
         assert_eq!(e.snapshot_interval, Duration::from_secs(1));
         assert_eq!(e.backoff, Duration::from_millis(100));
         assert_eq!(e.max_backoff, Duration::from_secs(1));
+        assert_eq!(
+            e.token_file.as_deref(),
+            Some(std::path::Path::new("/run/mooring/ingest.token"))
+        );
+    }
+
+    #[test]
+    fn an_endpoint_off_loopback_is_refused_unless_allowed() {
+        for host in [
+            "127.0.0.1:9464",
+            "[::1]:9464",
+            "localhost:9464",
+            "127.1.2.3",
+        ] {
+            let url = format!("http://{host}/v1/events");
+            set(&[("mooring.telemetry.endpoint", &url)]).expect(&url);
+        }
+        let remote = "http://10.0.0.7:9464/v1/events";
+        let err = set(&[("mooring.telemetry.endpoint", remote)]).expect_err(remote);
+        assert!(
+            matches!(&err, ConsumerError::Config { key, .. } if key == "mooring.telemetry.endpoint"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("allow.remote"), "{err}");
+        set(&[
+            ("mooring.telemetry.endpoint", remote),
+            ("mooring.telemetry.endpoint.allow.remote", "true"),
+        ])
+        .expect("allowed");
     }
 
     #[test]

@@ -17,7 +17,8 @@ use tokio::task::JoinHandle;
 use super::buffer::Buffer;
 use super::config::ExporterConfig;
 use super::convert::{convert, now_ms};
-use super::http::{post, Endpoint};
+use super::credential::read_token;
+use super::http::{post, Endpoint, Post};
 use super::schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
 use super::snapshot::snapshot;
 use crate::{Consumer, ConsumerEvent, ConsumerEvents};
@@ -132,7 +133,8 @@ impl TelemetryExporter {
         config: ExporterConfig,
         tee: Option<mpsc::Sender<ConsumerEvent>>,
     ) -> Result<ExporterHandle, TelemetryError> {
-        let endpoint = Endpoint::parse(&config.endpoint).map_err(TelemetryError::Endpoint)?;
+        let endpoint = Endpoint::checked(&config.endpoint, config.allow_remote)
+            .map_err(TelemetryError::Endpoint)?;
         let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
         let (shared_state, _) = consumer.telemetry_view();
         let identity = MemberIdentity {
@@ -332,6 +334,17 @@ async fn sender(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
 /// Sends one batch (with an `events_dropped` line first if losses are unreported). `true` when
 /// the sidecar accepted it, or there was nothing to send.
 async fn send_batch(shared: &Shared) -> bool {
+    let token = match &shared.config.token_file {
+        Some(path) => match read_token(path) {
+            Ok(token) => Some(token),
+            Err(e) => {
+                tracing::debug!(error = %e, path = %path.display(), "no telemetry credential yet");
+                shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+        },
+        None => None,
+    };
     let batch = shared.buffer.take(shared.config.batch_max);
     let dropped_total = shared.dropped_total();
     let reported = shared.stats.reported_dropped.load(Ordering::Relaxed);
@@ -352,13 +365,13 @@ async fn send_batch(shared: &Shared) -> bool {
     for envelope in &batch {
         write_line(&mut body, envelope);
     }
-    let result = post(
-        &shared.endpoint,
-        "application/x-ndjson",
-        &body,
-        shared.config.request_timeout,
-    )
-    .await;
+    let request = Post {
+        endpoint: &shared.endpoint,
+        content_type: "application/x-ndjson",
+        body: &body,
+        token: token.as_deref(),
+    };
+    let result = post(request, shared.config.request_timeout).await;
     match result {
         Ok(status) if (200..300).contains(&status) => {
             if batch

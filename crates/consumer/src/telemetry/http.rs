@@ -1,5 +1,5 @@
-//! A minimal HTTP/1.1 client for one job: POST a body to a plain-`http://` localhost endpoint and
-//! read the status (RFC 9112). One connection per request (`Connection: close`), every step under
+//! A minimal HTTP/1.1 client for one job: POST a body to a plain-`http://` localhost endpoint
+//! (with the sidecar's bearer credential, when it has one) and read the status (RFC 9112). One connection per request (`Connection: close`), every step under
 //! one deadline, so a sidecar that accepts and never answers costs one timeout, never a hang.
 
 use std::time::Duration;
@@ -45,6 +45,34 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// Parses `url` and refuses a host other than loopback (`localhost`, `127.0.0.0/8`, `::1`)
+    /// unless `allow_remote`: telemetry goes in plain text.
+    pub fn checked(url: &str, allow_remote: bool) -> Result<Endpoint, String> {
+        let endpoint = Endpoint::parse(url)?;
+        if !allow_remote && !endpoint.is_loopback() {
+            return Err(format!(
+                "`{url}` is not on loopback; telemetry travels in plain HTTP, so set \
+                 mooring.telemetry.endpoint.allow.remote = true to send it across the network"
+            ));
+        }
+        Ok(endpoint)
+    }
+
+    /// Whether the host is `localhost` or a loopback address.
+    pub fn is_loopback(&self) -> bool {
+        let host = self
+            .authority
+            .rsplit_once(':')
+            .map_or(self.authority.as_str(), |(h, _)| h);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
 /// Why a POST failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PostError {
@@ -59,23 +87,40 @@ pub enum PostError {
     Malformed,
 }
 
-/// POSTs `body` and returns the response status.
-pub async fn post(
-    endpoint: &Endpoint,
-    content_type: &str,
-    body: &[u8],
-    timeout: Duration,
-) -> Result<u16, PostError> {
-    tokio::time::timeout(timeout, exchange(endpoint, content_type, body))
+/// One POST: where, what, and the bearer token if the endpoint wants one.
+#[derive(Debug, Clone, Copy)]
+pub struct Post<'a> {
+    /// Where.
+    pub endpoint: &'a Endpoint,
+    /// The body's `Content-Type`.
+    pub content_type: &'a str,
+    /// The body.
+    pub body: &'a [u8],
+    /// Sent as `Authorization: Bearer <token>`.
+    pub token: Option<&'a str>,
+}
+
+/// POSTs and returns the response status.
+pub async fn post(request: Post<'_>, timeout: Duration) -> Result<u16, PostError> {
+    tokio::time::timeout(timeout, exchange(request))
         .await
         .map_err(|_| PostError::Timeout)?
 }
 
-async fn exchange(endpoint: &Endpoint, content_type: &str, body: &[u8]) -> Result<u16, PostError> {
+async fn exchange(request: Post<'_>) -> Result<u16, PostError> {
+    let Post {
+        endpoint,
+        content_type,
+        body,
+        token,
+    } = request;
     let mut stream = TcpStream::connect(&endpoint.authority).await?;
     stream.set_nodelay(true)?;
+    let authorization = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     let head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{authorization}Connection: close\r\n\r\n",
         endpoint.path,
         endpoint.authority,
         content_type,
@@ -125,6 +170,28 @@ mod tests {
         assert_eq!(e.path, "/");
         assert!(Endpoint::parse("https://x/").is_err());
         assert!(Endpoint::parse("http:///x").is_err());
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:9464/",
+            "http://[::1]:1/",
+            "http://LOCALHOST",
+            "http://127.9.9.9:80/",
+        ] {
+            assert!(Endpoint::parse(url).expect(url).is_loopback(), "{url}");
+        }
+        for url in [
+            "http://10.0.0.1:9464/",
+            "http://sidecar:9464/",
+            "http://[::2]:1/",
+            "http://0.0.0.0:1/",
+        ] {
+            assert!(!Endpoint::parse(url).expect(url).is_loopback(), "{url}");
+            assert!(Endpoint::checked(url, false).is_err(), "{url}");
+            assert!(Endpoint::checked(url, true).is_ok(), "{url}");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! - `convert`: runtime events → schema events.
 //! - `snapshot`: the consumer's state → [`Snapshot`].
 //! - `config`: [`ExporterConfig`], the `mooring.telemetry.*` keys, starting from the config.
+//! - `credential`: the ingest credential's file, read by the exporter and the sidecar.
 //! - `buffer`: the bounded, drop-oldest buffer.
 //! - `http`: a minimal HTTP/1.1 POST client.
 //! - `exporter`: the intake, snapshot and sender tasks.
@@ -36,12 +37,14 @@
 mod buffer;
 mod config;
 mod convert;
+mod credential;
 mod exporter;
 mod http;
 pub mod schema;
 mod snapshot;
 
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
+pub use credential::{read_token, MAX_TOKEN_FILE};
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
     consumer_state_name, BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity,

@@ -4,13 +4,23 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use crate::app::App;
 
-pub(crate) async fn events(State(app): State<Arc<App>>, body: Bytes) -> Response {
+/// Applies the lines of a POST that carries the ingest credential (when one is configured); one
+/// without it changes nothing but the refusal counter.
+pub(crate) async fn events(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !super::auth::authorized(&headers, app.ingest_token.as_ref()) {
+        app.metrics.telemetry_requests_refused_total.inc();
+        return super::auth::unauthorized();
+    }
     let report = crate::ingest::ingest(&app, &body);
     if report.accepted == 0 && report.skipped > 0 {
         return super::error(

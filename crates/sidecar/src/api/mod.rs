@@ -13,8 +13,9 @@
 //! | `GET /debug/partitions` | assignment, positions, committed, high watermark, pause, lag |
 //! | `GET /debug/config` | the configuration, secrets redacted |
 //!
-//! `/debug/*` require `Authorization: Bearer <debug.token>` when a token is set. Bad requests get
-//! a 4xx with a JSON `error`; unknown routes a 404.
+//! `/debug/*` and `/alerts` require `Authorization: Bearer <debug.token>` when a token is set.
+//! Bad requests get a 4xx with a JSON `error`; unknown routes a 404. Both listeners are served by
+//! [`crate::server`], with its timeouts and connection cap.
 
 mod auth;
 mod debug;
@@ -37,6 +38,7 @@ pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Every route on one router.
 pub fn router(app: Arc<App>) -> Router {
     let debug = Router::new()
+        .route("/alerts", get(debug::alerts))
         .route("/debug/group", get(debug::group))
         .route("/debug/rebalances", get(debug::rebalances))
         .route("/debug/partitions", get(debug::partitions))
@@ -48,7 +50,6 @@ pub fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/v1/events", post(ingest::events))
         .merge(public_routes())
-        .route("/alerts", get(debug::alerts))
         .merge(debug)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

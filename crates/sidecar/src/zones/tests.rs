@@ -44,6 +44,7 @@ fn bytes_by_broker_and_rack_with_the_share_across_racks() {
     assert_eq!(
         fetch_lines(&m),
         [
+            "mooring_fetch_brokers_dropped_total 0",
             "mooring_fetch_cross_rack_ratio{client_rack=\"r1\"} 0.25",
             "mooring_fetch_follower_partitions{broker=\"1\",rack=\"r1\"} 2",
             "mooring_fetch_follower_partitions{broker=\"2\",rack=\"r2\"} 0",
@@ -120,4 +121,36 @@ fn followers_of_brokers_no_longer_fetched_from_are_dropped_and_the_share_is_cumu
     );
     assert!(lines.contains(&"mooring_fetch_cross_rack_ratio{client_rack=\"r2\"} 0.75".to_owned()));
     assert_eq!(cross_rack_share(&snap(Some("r2"), vec![])), Some(0.0));
+}
+
+#[test]
+fn broker_series_are_capped_and_the_rest_counted() {
+    let m = Metrics::new();
+    let long_rack = "r".repeat(MAX_RACK_LEN + 1);
+    let mut brokers: Vec<_> = (0..MAX_FETCH_SERIES as i32 + 10)
+        .map(|id| broker(id, Some("r1"), 100, 0))
+        .collect();
+    brokers.push(broker(-1, Some(&long_rack), 100, 0));
+    m.fetch.observe(1, &snap(Some("r1"), brokers.clone()));
+    let series = |m: &Metrics| {
+        fetch_lines(m)
+            .iter()
+            .filter(|l| l.starts_with("mooring_fetch_record_bytes_total{"))
+            .count()
+    };
+    assert_eq!(series(&m), MAX_FETCH_SERIES);
+    assert!(!m.render().contains(&long_rack));
+    let dropped = |m: &Metrics| {
+        m.render()
+            .lines()
+            .find_map(|l| l.strip_prefix("mooring_fetch_brokers_dropped_total "))
+            .map(str::to_owned)
+    };
+    assert_eq!(dropped(&m).as_deref(), Some("11"));
+    // The next snapshot keeps the same series; a new rack of a known broker is a new series,
+    // refused as well.
+    brokers[0].rack = Some("r9".into());
+    m.fetch.observe(2, &snap(Some("r1"), brokers));
+    assert_eq!(series(&m), MAX_FETCH_SERIES);
+    assert_eq!(dropped(&m).as_deref(), Some("23"));
 }

@@ -85,6 +85,18 @@ pub async fn post_events_as(
     first_seq: u64,
     events: &[Event],
 ) -> (u16, String) {
+    request(
+        addr,
+        "POST",
+        "/v1/events",
+        &[("Content-Type", "application/x-ndjson")],
+        &ndjson(member, first_seq, events),
+    )
+    .await
+}
+
+/// Envelopes from `member`, numbered from `first_seq`, as NDJSON.
+pub fn ndjson(member: &MemberIdentity, first_seq: u64, events: &[Event]) -> Vec<u8> {
     let mut body = Vec::new();
     for (i, event) in events.iter().enumerate() {
         let seq = first_seq + i as u64;
@@ -98,14 +110,7 @@ pub async fn post_events_as(
         serde_json::to_writer(&mut body, &envelope).unwrap();
         body.push(b'\n');
     }
-    request(
-        addr,
-        "POST",
-        "/v1/events",
-        &[("Content-Type", "application/x-ndjson")],
-        &body,
-    )
-    .await
+    body
 }
 
 /// The value of one sample line of `/metrics` (`name{labels}` exactly as printed).

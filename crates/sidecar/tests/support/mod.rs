@@ -100,13 +100,19 @@ pub fn exporter(c: &Consumer, addr: SocketAddr) -> ExporterHandle {
 
 /// [`exporter`] buffering at most `capacity` events while the sidecar is away.
 pub fn exporter_with_capacity(c: &Consumer, addr: SocketAddr, capacity: usize) -> ExporterHandle {
+    let mut config = exporter_config(addr);
+    config.buffer_capacity = capacity;
+    TelemetryExporter::spawn(c, config).unwrap()
+}
+
+/// The tests' exporter settings: flushes every 10 ms, snapshots every 100 ms, quick retries.
+pub fn exporter_config(addr: SocketAddr) -> ExporterConfig {
     let mut config = ExporterConfig::new(format!("http://{addr}/v1/events"));
     config.flush_interval = Duration::from_millis(10);
     config.snapshot_interval = Duration::from_millis(100);
     config.backoff = Duration::from_millis(50);
     config.max_backoff = Duration::from_millis(200);
-    config.buffer_capacity = capacity;
-    TelemetryExporter::spawn(c, config).unwrap()
+    config
 }
 
 /// Polls `check` every 50 ms until it holds; panics after `timeout`.
