@@ -90,7 +90,9 @@ async fn held_connections_leave_the_probes_answering_and_are_closed_at_the_heade
             quickest < PROBE_TIMEOUT,
             "{addr}: /healthz took {quickest:?}"
         );
-        let deadline = Duration::from_secs(5 + 3);
+        // The 5 s header timeout, with room for a loaded machine: what fails is a connection
+        // the listener never closes.
+        let deadline = Duration::from_secs(5 + 5);
         while let Some(open_for) = tokio::time::timeout(deadline * 2, held.join_next())
             .await
             .unwrap()
@@ -142,7 +144,7 @@ async fn a_body_that_never_ends_gets_408_at_the_request_timeout() {
     let text = String::from_utf8_lossy(&out);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(
-        took >= Duration::from_millis(1400) && took < Duration::from_secs(4),
+        took >= Duration::from_millis(1400) && took < Duration::from_secs(6),
         "408 after {took:?}"
     );
     // Nothing of the cut-off body was applied.
