@@ -442,7 +442,10 @@ impl SidecarConfig {
             );
         }
         let listen = addr("listen", &get("listen"))?;
-        if !listen.ip().is_loopback() && get("ingest.token.file").is_empty() {
+        let ingest_token_file = Some(get("ingest.token.file"))
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        if !listen.ip().is_loopback() && ingest_token_file.is_none() {
             return Err(invalid(
                 "ingest.token.file",
                 format!("`listen` is {listen}, not a loopback address: the telemetry ingest needs a credential there"),
@@ -457,9 +460,7 @@ impl SidecarConfig {
             debug_token: Some(get("debug.token"))
                 .filter(|t| !t.is_empty())
                 .map(Secret::from),
-            ingest_token_file: Some(get("ingest.token.file"))
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from),
+            ingest_token_file,
             http: HttpLimits {
                 header_read_timeout: millis(
                     "http.header.read.timeout.ms",

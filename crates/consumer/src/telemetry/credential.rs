@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 /// The most of a token file read: a file someone else wrote must not fill memory.
-pub const MAX_TOKEN_FILE: u64 = 1024;
+const MAX_TOKEN_FILE: u64 = 1024;
 
 /// The one token `path` holds, surrounding whitespace trimmed; an empty or oversized file is an
 /// error. (A file of at most a kilobyte on the pod's own volume: read without leaving the task.)

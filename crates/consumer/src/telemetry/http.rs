@@ -1,6 +1,7 @@
 //! A minimal HTTP/1.1 client for one job: POST a body to a plain-`http://` localhost endpoint
-//! (with the sidecar's bearer credential, when it has one) and read the status (RFC 9112). One connection per request (`Connection: close`), every step under
-//! one deadline, so a sidecar that accepts and never answers costs one timeout, never a hang.
+//! (with the sidecar's bearer credential, when it has one) and read the status (RFC 9112). One
+//! connection per request (`Connection: close`), every step under one deadline, so a sidecar
+//! that accepts and never answers costs one timeout, never a hang.
 
 use std::time::Duration;
 
@@ -43,9 +44,7 @@ impl Endpoint {
             path: path.to_string(),
         })
     }
-}
 
-impl Endpoint {
     /// Parses `url` and refuses a host other than loopback (`localhost`, `127.0.0.0/8`, `::1`)
     /// unless `allow_remote`: telemetry goes in plain text.
     pub fn checked(url: &str, allow_remote: bool) -> Result<Endpoint, String> {

@@ -44,7 +44,7 @@ pub mod schema;
 mod snapshot;
 
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
-pub use credential::{read_token, MAX_TOKEN_FILE};
+pub use credential::read_token;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use schema::{
     consumer_state_name, BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity,
