@@ -91,8 +91,8 @@ pub enum ConsumerError {
         /// Who was refused ([`ClientConfig::principal`](mooring_coordinator::ClientConfig::principal)).
         principal: String,
     },
-    /// A Fetch answered a partition with an error that retrying cannot cure (Java raises an
-    /// "unexpected error code" from `poll`).
+    /// Fetches of a partition answered, three fresh ones in a row at one offset, with an error
+    /// that retrying cannot cure (Java raises an "unexpected error code" from `poll`).
     #[error("Fetch of {partition} failed: {code}, not retriable")]
     FetchFailed {
         /// The partition.

@@ -62,7 +62,7 @@
 //! | partition | a batch failing its CRC-32C or its decoding, or whose offsets cannot be right (before the position, out of order, at or past the high watermark: a base offset, outside the CRC, changed in flight) | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
 //! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch, in the refreshed metadata, in the ListOffsets or OffsetFetch of offset initialisation) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer and the principal: fatal, `run` ends with it, said once |
 //! | request | authentication or TLS refused ([`Error::Authentication`](mooring_coordinator::Error::Authentication), [`Error::Tls`](mooring_coordinator::Error::Tls): the client connects no more) | fatal: `run` ends with it, said once |
-//! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | [`ConsumerError::FetchFailed`] naming partition and code |
+//! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | fetched again from the same offset after a back-off (Kafka checksums no error code: one may be a byte flipped in flight); the third fresh fetch in a row at that offset without a readable answer: [`ConsumerError::FetchFailed`] naming partition and code |
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
@@ -602,12 +602,27 @@ impl<H: Dispatch> Fetcher<H> {
                 tracing::warn!(partition = %tp, code = %other, "fetch: partition error");
                 self.partition_failed(node, tp, other.to_string(), true);
             }
-            other => self.shared.fail(ConsumerError::FetchFailed {
-                partition: tp,
-                code: other,
-            }),
+            other => self.refused(node, tp, sent.fetch_offset, other),
         }
         0
+    }
+
+    /// A code Fetch cannot retry: fatal once [`CORRUPT_FETCHES`] fresh fetches in a row at the
+    /// offset got no readable answer. Kafka checksums nothing outside the record batches, so one
+    /// such answer may be a byte flipped in flight; the partition is fetched again after a
+    /// back-off until then.
+    fn refused(&mut self, node: i32, tp: TopicPartition, offset: i64, code: ErrorCode) {
+        let fetches = self.errors.corrupt(&tp, offset);
+        if fetches >= CORRUPT_FETCHES {
+            self.shared.fail(ConsumerError::FetchFailed {
+                partition: tp,
+                code,
+            });
+            return;
+        }
+        tracing::warn!(partition = %tp, offset, fetches, %code, "fetch: partition error; fetching again");
+        let error = format!("{code} at offset {offset} (fetch {fetches} of {CORRUPT_FETCHES})");
+        self.partition_failed(node, tp, error, false);
     }
 
     /// OFFSET_OUT_OF_RANGE: reset by `auto.offset.reset` (`none`: fatal), unless a seek moved the

@@ -5,9 +5,9 @@
 //!   whose batch could not be read is left out of requests for `retry.backoff.ms`, doubling with
 //!   each failure in a row up to `retry.backoff.max.ms` (Java's exponential retry back-off,
 //!   KIP-580, per partition); an answer read without error ends it.
-//! - **Corrupt batches**: a batch that fails its CRC (or cannot be decoded) at the same offset in
-//!   [`CORRUPT_FETCHES`] fresh fetches in a row is fatal; fewer is taken for a byte flipped in
-//!   flight, and the partition is fetched again from the same offset.
+//! - **Corrupt answers**: a batch that fails its CRC (or cannot be decoded), or a code Fetch cannot
+//!   retry, at the same offset in [`CORRUPT_FETCHES`] fresh fetches in a row is fatal; fewer is
+//!   taken for a byte flipped in flight, and the partition is fetched again from the same offset.
 //! - **Unavailable topics**: a topic a fetch said unknown (UNKNOWN_TOPIC_ID,
 //!   UNKNOWN_TOPIC_OR_PARTITION) is a suspect until the next metadata refresh. A refresh that does
 //!   not list an assigned topic makes it unavailable: reported once, not fetched, looked up
@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use crate::TopicPartition;
 
-/// Fresh fetches in a row that must fail to read the batch at one offset before it is fatal.
+/// Fresh fetches in a row without a readable answer at one offset before it is fatal.
 pub(crate) const CORRUPT_FETCHES: u32 = 3;
 
 #[derive(Debug, Clone, Copy)]
@@ -105,8 +105,9 @@ impl PartitionErrors {
         self.corrupt.remove(tp);
     }
 
-    /// The batch at `offset` could not be read; returns how many fresh fetches in a row failed
-    /// there (a failure at another offset starts a new streak).
+    /// No readable answer at `offset` (a corrupt batch, a code that cannot be retried); returns
+    /// how many fresh fetches in a row failed there (a failure at another offset starts a new
+    /// streak).
     pub(crate) fn corrupt(&mut self, tp: &TopicPartition, offset: i64) -> u32 {
         let streak = self
             .corrupt
