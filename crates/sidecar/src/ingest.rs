@@ -122,8 +122,10 @@ pub fn apply(app: &App, envelope: Envelope) {
             state.member.fenced = false;
             m.group_generation.set(i64::from(generation));
             if state.member.is_consumer() {
+                // Taken in with an epoch: the instance id is its own now.
                 reconcile::member_event(&mut state, ts_ms);
                 reconcile::set_member_epoch(app, &mut state, generation);
+                reconcile::end_wait(&mut state);
             }
         }
         Event::Synced { sync_seconds, .. } => m.sync_duration_seconds.observe(sync_seconds),

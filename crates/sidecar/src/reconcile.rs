@@ -107,9 +107,10 @@ pub fn snapshot(app: &App, state: &mut State, snap: &Snapshot, now: Instant, ts_
     if let Some(protocol) = &snap.group_protocol {
         set_protocol(app, state, protocol);
     }
-    if ts_ms < state.member_event_ms {
+    if ts_ms <= state.member_event_ms {
         // Taken before an event the sidecar has already applied (the snapshot task and the
-        // event intake fill one buffer): what it says of the member is older.
+        // event intake fill one buffer), or in its millisecond, maybe before the change it
+        // reports: what it says of the member may be older.
         return;
     }
     if state.member.is_consumer() {

@@ -301,6 +301,20 @@ fn a_wait_for_the_instance_id_is_shown_and_names_the_join_it_delayed() {
     std::thread::sleep(Duration::from_millis(20));
     let _ = app.alerts();
     assert!(app.metrics.instance_id_unreleased_wait_seconds.get() >= 0.02);
+    // Taken in: no longer waiting, before its partitions are reconciled.
+    m.send(
+        &app,
+        Event::Joined {
+            generation: 9,
+            member_id: "m-1".into(),
+            leader: false,
+            protocol_name: "uniform".into(),
+            join_seconds: 0.1,
+        },
+    );
+    let _ = app.alerts();
+    assert_eq!(app.metrics.instance_id_unreleased_wait_seconds.get(), 0.0);
+    assert!(app.state().member.instance_id_unreleased.is_none());
     // The predecessor's session expired (the group epoch moved meanwhile): this join counts.
     m.reconcile(
         &app,
@@ -583,7 +597,19 @@ fn a_snapshot_older_than_the_reconciliation_does_not_undo_it() {
     crate::ingest::apply(&app, stale);
     assert!(app.state().member.instance_id_unreleased.is_none());
     assert_eq!(app.metrics.member_epoch.get(), 5);
-    m.seq += 1;
+    // Stamped in the millisecond of the last event: it may have read the member before the
+    // change that event reports.
+    let same_ms = Envelope {
+        schema: 1,
+        seq: m.seq + 2,
+        ts_ms: T0 + m.seq,
+        member: m.identity.clone(),
+        event: snapshot("instance_id_unreleased", 0),
+    };
+    crate::ingest::apply(&app, same_ms);
+    assert!(app.state().member.instance_id_unreleased.is_none());
+    assert_eq!(app.metrics.member_epoch.get(), 5);
+    m.seq += 2;
     m.send(&app, snapshot("stable", 5));
     assert_eq!(
         app.metrics

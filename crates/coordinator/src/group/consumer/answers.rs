@@ -222,6 +222,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         if let Some(run) = &mut self.run {
             run.phases.join += join_time;
         }
+        // Shown before it is said: a snapshot stamped after the event reads the joined member.
+        self.publish();
         self.events.emit(GroupEventKind::Joined {
             generation: self.epoch,
             member_id: self.member_id.clone(),
