@@ -1,15 +1,18 @@
 //! Flow control against the real broker: a paused partition receives nothing until resumed, and a
 //! handler slower than the session timeout does not get the member kicked out (heartbeats run on
-//! their own task and never wait on handlers).
+//! their own task and never wait on handlers); record data held stays within the memory budget, also
+//! when batches inflate far past it.
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{consumer, spawn_run, stop, wait_until, Seen};
+use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{ConsumerEvent, GroupEventKind, TopicPartition};
 use mooring_testkit::{unique, Cluster};
 
@@ -290,4 +293,93 @@ async fn record_data_held_stays_within_the_memory_budget() {
     assert!(samples_held > 10, "the records were held while handled");
     assert!(peak <= BUDGET + 128 * 1024, "peak {peak} bytes held");
     assert_eq!(seen.distinct(), RECORDS, "lost records");
+}
+
+/// Batches that inflate to 32 MiB each from a few KiB on the wire (1 MiB values of one byte
+/// repeated, zstd and gzip), several in one Fetch answer, consumed with the default 8 MiB budget:
+/// a batch is decompressed only while the budget has room (an answer's first one also when the
+/// rest of what is held leaves room), the rest is fetched again later. So the record data held
+/// stays within the budget plus one batch, and so does the process's peak RSS; every record is
+/// handled. Decompressing every batch of an answer at once, the consumer held them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn batches_inflating_far_past_the_budget_are_decompressed_within_it() {
+    const VALUE: usize = 1 << 20;
+    const BATCH: usize = 32 << 20;
+    const RECORDS: usize = 256;
+    const BUDGET: usize = 8 << 20;
+    let cluster = Cluster::shared();
+    let value = vec![b'z'; VALUE];
+    for codec in ["zstd", "gzip"] {
+        let topic = unique(&format!("inflating-{codec}"));
+        cluster.create_topic(&topic, 1);
+        let compression = format!("compression.type={codec}");
+        let batch_size = format!("batch.size={BATCH}");
+        cluster.produce_payload(
+            &topic,
+            RECORDS as u64,
+            &value,
+            &[
+                &compression,
+                &batch_size,
+                "linger.ms=1000",
+                "buffer.memory=134217728",
+                "max.request.size=2097152",
+            ],
+        );
+        let c = consumer(&cluster, &unique("inflating-g"), &[]);
+        c.subscribe([topic.clone()]).unwrap();
+        // Offsets handled, how often (the values are not kept: that would be 256 MiB).
+        let handled: Arc<Mutex<BTreeMap<i64, u32>>> = Arc::default();
+        let counts = Arc::clone(&handled);
+        let handler = move |record: ConsumerRecord| {
+            let counts = Arc::clone(&counts);
+            async move {
+                assert_eq!(record.value().map(|v| v.len()), Some(VALUE));
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                *counts.lock().unwrap().entry(record.offset()).or_default() += 1;
+                Ok::<(), String>(())
+            }
+        };
+        let run = tokio::spawn({
+            let c = c.clone();
+            async move { c.run(handler).await }
+        });
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        let mut peak = 0;
+        while handled.lock().unwrap().len() < RECORDS {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{codec}: consumed {} of {RECORDS}",
+                handled.lock().unwrap().len()
+            );
+            peak = peak.max(c.memory_in_use());
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        stop(&c, run).await.unwrap();
+        println!("{codec}: peak record data held {} MiB", peak >> 20);
+        let handled = handled.lock().unwrap().clone();
+        let offsets: Vec<i64> = handled.keys().copied().collect();
+        assert_eq!(offsets, (0..RECORDS as i64).collect::<Vec<_>>(), "{codec}");
+        assert!(
+            handled.values().all(|n| *n == 1),
+            "{codec}: records handled twice"
+        );
+        assert!(
+            peak <= BUDGET + BATCH + (2 << 20),
+            "{codec}: {} MiB of record data held",
+            peak >> 20
+        );
+        cluster.delete_topic(&topic);
+    }
+    let hwm = peak_rss_mib();
+    println!("peak RSS {hwm} MiB");
+    assert!(hwm < 128, "peak RSS {hwm} MiB");
+}
+
+/// This process's peak resident memory (`VmHWM`), in MiB.
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib >> 10
 }

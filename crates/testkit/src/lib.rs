@@ -296,23 +296,38 @@ impl Cluster {
     /// Produces `count` records of `size` bytes with Kafka's ProducerPerformance (acks=all), and
     /// asserts the tool reports all of them sent.
     pub fn produce_perf(&self, topic: &str, count: u64, size: usize) {
-        let out = self.tool_ok(
-            "ProducerPerformance",
-            &[
-                "--topic",
-                topic,
-                "--num-records",
-                &count.to_string(),
-                "--record-size",
-                &size.to_string(),
-                "--throughput",
-                "-1",
-                "--producer-props",
-                &format!("bootstrap.servers={}", self.bootstrap()),
-                "acks=all",
-                "linger.ms=5",
-            ],
-        );
+        let size = size.to_string();
+        self.producer_performance(topic, count, &["--record-size", &size], &["linger.ms=5"]);
+    }
+
+    /// Produces `count` records whose value is `payload` with ProducerPerformance (acks=all), with
+    /// extra producer properties (`key=value`, such as `compression.type=zstd`), and asserts the
+    /// tool reports all of them sent. `payload` must not hold a newline (the tool's delimiter).
+    pub fn produce_payload(&self, topic: &str, count: u64, payload: &[u8], props: &[&str]) {
+        assert!(!payload.contains(&b'\n'), "a payload holds no newline");
+        let dir = std::env::temp_dir().join(unique("payload"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("payload");
+        std::fs::write(&file, payload).expect("write the payload");
+        let path = file.to_str().expect("utf-8 temp path");
+        self.producer_performance(topic, count, &["--payload-file", path], props);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn producer_performance(&self, topic: &str, count: u64, records: &[&str], props: &[&str]) {
+        let count_arg = count.to_string();
+        let bootstrap = format!("bootstrap.servers={}", self.bootstrap());
+        let mut args = vec!["--topic", topic, "--num-records", &count_arg];
+        args.extend_from_slice(records);
+        args.extend([
+            "--throughput",
+            "-1",
+            "--producer-props",
+            &bootstrap,
+            "acks=all",
+        ]);
+        args.extend_from_slice(props);
+        let out = self.tool_ok("ProducerPerformance", &args);
         let summary = out
             .lines()
             .rev()

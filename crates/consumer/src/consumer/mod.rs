@@ -400,7 +400,7 @@ impl Consumer {
     /// Bytes of record data the consumer holds now: responses being read, records waiting for
     /// a handler or in its hands (until dropped), decompressed batches. Bounded by
     /// `mooring.memory.max.bytes` ([`FetchConfig::memory_max_bytes`](crate::FetchConfig)), which
-    /// one answer may pass.
+    /// one answer may pass by one batch.
     pub fn memory_in_use(&self) -> usize {
         self.inner.shared.memory.in_use()
     }

@@ -19,8 +19,11 @@
 //!   alive and the requests in flight, at most half the budget (one answer is handled while the
 //!   next is fetched) or its share among more than two brokers to fetch from, and no request
 //!   goes while the budget is full (a release wakes the loop); brokers take turns for the room
-//!   (`sizes.rs`). Within it the engine's per-partition buffers are bounded (records that do not
-//!   fit are handed back and fetched again later). So that a
+//!   (`sizes.rs`). A compressed batch is decompressed only while the budget has room (an
+//!   answer's first one also when the rest held leaves room), the rest of the answer fetched
+//!   again once there is: a few KiB that inflate to 64 MiB a batch never hold more than the
+//!   budget plus one batch (`records::Inflation`). Within it the engine's per-partition buffers
+//!   are bounded (records that do not fit are handed back and fetched again later). So that a
 //!   response rarely brings more than the engine takes, each partition asks for at most what its
 //!   buffer surely has room for after a backpressure pause ends (`mooring.buffer.max.*` minus
 //!   the resume levels; records counted at the wire size last seen for the partition), never more
@@ -83,6 +86,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use mooring_coordinator::group::GroupHandle;
 use mooring_coordinator::metadata::Metadata;
 use mooring_coordinator::{Client, Error as ClientError};
@@ -102,6 +106,7 @@ use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo
 use crate::TopicPartition;
 use last_plan::LastPlan;
 use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
+use records::Inflation;
 use replica::ReadReplicas;
 use session::{FetchSession, PartitionRequest, SessionRequest};
 pub(crate) use stats::FetchCounters;
@@ -527,6 +532,11 @@ impl<H: Dispatch> Fetcher<H> {
         session.handle_response(response.session_id);
         let mut unauthorized = BTreeSet::new();
         let (mut record_bytes, mut records) = (0, 0);
+        let answer = answers
+            .iter()
+            .map(|(_, _, data)| data.records.as_ref().map_or(0, Bytes::len))
+            .sum();
+        let mut inflation = Inflation::new(&self.shared.memory, answer);
         for (tp, sent, data) in answers {
             if ErrorCode::from(data.error_code) == ErrorCode::TopicAuthorizationFailed {
                 unauthorized.insert(tp.topic);
@@ -534,7 +544,8 @@ impl<H: Dispatch> Fetcher<H> {
             }
             record_bytes += data.records.as_ref().map_or(0, |b| b.len() as u64);
             let from_replica = outcome.from_replica.contains(&tp);
-            records += self.handle_partition(node, tp, sent, data, from_replica) as u64;
+            records +=
+                self.handle_partition(node, tp, sent, data, from_replica, &mut inflation) as u64;
         }
         if record_bytes > 0 {
             let metadata = self.shared.fetch_client.cached_metadata();
@@ -553,7 +564,8 @@ impl<H: Dispatch> Fetcher<H> {
 
     /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response);
     /// `from_replica`: fetched from a replica other than its leader, whose errors send the
-    /// partition back to the leader (`replica.rs`). Returns the records read.
+    /// partition back to the leader (`replica.rs`); `inflation`: what decompressing the answer
+    /// may hold. Returns the records read.
     fn handle_partition(
         &mut self,
         node: i32,
@@ -561,11 +573,12 @@ impl<H: Dispatch> Fetcher<H> {
         sent: PartitionRequest,
         data: PartitionData,
         from_replica: bool,
+        inflation: &mut Inflation,
     ) -> usize {
         let code = ErrorCode::from(data.error_code);
         if code == ErrorCode::None {
             self.replica_answered(node, &tp, from_replica, data.preferred_read_replica);
-            return self.handle_records(node, tp, sent, data);
+            return self.handle_records(node, tp, sent, data, inflation);
         }
         if from_replica {
             self.replica_failed(node, tp, code);
@@ -657,6 +670,7 @@ impl<H: Dispatch> Fetcher<H> {
         tp: TopicPartition,
         sent: PartitionRequest,
         data: PartitionData,
+        inflation: &mut Inflation,
     ) -> usize {
         let position = {
             let mut subs = self.shared.subs();
@@ -699,7 +713,7 @@ impl<H: Dispatch> Fetcher<H> {
             tp.partition,
             span,
             aborted.as_deref(),
-            &self.shared.memory,
+            inflation,
         ) {
             Ok(e) => e,
             Err(source) => {
@@ -714,9 +728,13 @@ impl<H: Dispatch> Fetcher<H> {
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
         };
         // The compressed response is freed once extracted: the records hold the decompressed
-        // batches.
-        let expansion = (extracted.decompressed as f64 / wire_bytes as f64).clamp(1.0, 16.0);
-        self.expansion = 0.75 * self.expansion + 0.25 * expansion;
+        // batches. An answer partly left for later says nothing of the ratio.
+        if extracted.deferred {
+            tracing::debug!(partition = %tp, next = extracted.next_offset, "fetch: batches left until the memory budget has room");
+        } else {
+            let expansion = (extracted.decompressed as f64 / wire_bytes as f64).clamp(1.0, 16.0);
+            self.expansion = 0.75 * self.expansion + 0.25 * expansion;
+        }
         if !extracted.records.is_empty() {
             self.record_sizes
                 .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));

@@ -13,6 +13,10 @@
 //! - what a record takes from its batch's header (timestamp type, log-append time, leader epoch)
 //!   is kept once per batch, next to the records, for the engine to copy into each record.
 //!
+//! Decompression stays within the memory budget ([`Inflation`]): a compressed batch the budget
+//! has no room for ends the extraction as a batch cut off at the end does, and is fetched again
+//! once there is room.
+//!
 //! A batch that cannot be read (bad CRC, unknown compression) ends the extraction: the records
 //! before it are returned and the position stops at it; if it is the first, the error is returned
 //! (the fetcher fetches it again, and gives up only when it fails again and again: see its error
@@ -30,10 +34,11 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mooring_coordinator::conn::FrameMemory;
+use mooring_coordinator::conn::{FrameMemory, MAP_GRAIN};
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{
-    BatchItem, BatchReader, ControlRecordType, RawBatch, Record, RecordsError, RecordsErrorKind,
+    BatchItem, BatchReader, Compression, ControlRecordType, RawBatch, Record, RecordsError,
+    RecordsErrorKind,
 };
 
 use crate::processing::BatchInfo;
@@ -52,6 +57,43 @@ pub(crate) struct Extracted {
     pub batches: Vec<(i64, BatchInfo)>,
     /// Bytes the compressed batches decompressed to.
     pub decompressed: usize,
+    /// A compressed batch was left for a later fetch: the budget had no room for it.
+    pub deferred: bool,
+}
+
+/// What decompressing one Fetch answer may add to the memory budget. A compressed batch is
+/// decompressed while the budget has room; the answer's first one also when what is held
+/// besides the answer itself leaves room, so a batch larger than the budget is consumed and an
+/// answer never waits for room it takes itself. So the consumer holds at most the budget plus
+/// one batch (each capped at 64 MiB decompressed), however many batches of a few KiB, each
+/// inflating to that, one answer brings.
+pub(crate) struct Inflation {
+    memory: Arc<FrameMemory>,
+    /// The answer's record bytes: its frame, which the budget counts while it is read, in map
+    /// grains, is at most a grain more (and its headers).
+    answer: usize,
+    /// No batch of the answer was decompressed yet.
+    first: bool,
+}
+
+impl Inflation {
+    /// For an answer holding `answer` bytes of records.
+    pub(crate) fn new(memory: &Arc<FrameMemory>, answer: usize) -> Self {
+        Inflation {
+            memory: Arc::clone(memory),
+            answer,
+            first: true,
+        }
+    }
+
+    /// Whether the next compressed batch may be decompressed now.
+    fn admits(&mut self) -> bool {
+        let (held, limit) = (self.memory.in_use(), self.memory.limit());
+        let others = held.saturating_sub(self.answer + MAP_GRAIN);
+        let admitted = held < limit || (self.first && others < limit);
+        self.first &= !admitted;
+        admitted
+    }
 }
 
 /// Where a partition's answer may hold batches: from the fetch position up to `end`, the high
@@ -95,7 +137,7 @@ pub(crate) fn extract(
     partition: i32,
     span: Span,
     aborted: Option<&[AbortedTransaction]>,
-    memory: &Arc<FrameMemory>,
+    inflation: &mut Inflation,
 ) -> Result<Extracted, RecordsError> {
     let position = span.position;
     let mut out = Extracted {
@@ -104,7 +146,9 @@ pub(crate) fn extract(
         leader_epoch: None,
         batches: Vec::new(),
         decompressed: 0,
+        deferred: false,
     };
+    let memory = Arc::clone(&inflation.memory);
     let pool = memory.decompression();
     let mut pending_aborts: VecDeque<(i64, i64)> = aborted
         .unwrap_or_default()
@@ -163,6 +207,14 @@ pub(crate) fn extract(
             advance(&mut out);
             continue;
         }
+        let compressed = header
+            .attributes
+            .compression()
+            .is_some_and(|c| c != Compression::None);
+        if compressed && !inflation.admits() {
+            out.deferred = true;
+            break;
+        }
         let before = out.records.len();
         match batch.records_into(&mut out.records, &pool) {
             Ok(()) => {}
@@ -216,14 +268,8 @@ mod tests {
         span: Span,
         aborted: Option<&[AbortedTransaction]>,
     ) -> Result<Extracted, RecordsError> {
-        super::extract(
-            bytes,
-            topic,
-            partition,
-            span,
-            aborted,
-            &FrameMemory::new(usize::MAX),
-        )
+        let mut inflation = Inflation::new(&FrameMemory::new(usize::MAX), 0);
+        super::extract(bytes, topic, partition, span, aborted, &mut inflation)
     }
 
     #[test]
@@ -235,7 +281,8 @@ mod tests {
         }
         let bytes = encode(&[b.build()]);
         assert!(bytes.len() < 10_000, "compressed: {} bytes", bytes.len());
-        let e = super::extract(bytes, "t", 0, at(10), None, &memory).expect("extract");
+        let mut inflation = Inflation::new(&memory, bytes.len());
+        let e = super::extract(bytes, "t", 0, at(10), None, &mut inflation).expect("extract");
         assert_eq!(offsets(&e).first(), Some(&10));
         assert!(memory.in_use() >= 100_000, "counted: {}", memory.in_use());
         assert!(e.decompressed > 100_000, "decompressed {}", e.decompressed);
@@ -244,6 +291,61 @@ mod tests {
         assert!(memory.in_use() >= 100_000, "a record keeps its batch");
         drop(one);
         assert_eq!(memory.in_use(), 0);
+    }
+
+    /// `n` lz4 batches of 10 records of 100 KB each (1 MB decompressed, a few KB compressed)
+    /// from offset `from`.
+    fn inflating(from: i64, n: i64) -> Bytes {
+        let batches: Vec<RecordBatch> = (0..n)
+            .map(|k| {
+                let mut b = RecordBatch::builder(from + k * 10).compression(Compression::Lz4);
+                for i in 0..10 {
+                    b = b.record(i, None, Some(Bytes::from(vec![b'x'; 100_000])), vec![]);
+                }
+                b.build()
+            })
+            .collect();
+        encode(&batches)
+    }
+
+    #[test]
+    fn batches_are_decompressed_while_the_budget_has_room_and_the_rest_deferred() {
+        const BATCH: usize = 1_000_000;
+        let memory = FrameMemory::new(BATCH * 3 / 2);
+        let bytes = inflating(0, 4);
+        assert!(bytes.len() < 40_000, "compressed: {} bytes", bytes.len());
+        let mut inflation = Inflation::new(&memory, bytes.len());
+        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &mut inflation).expect("ok");
+        assert_eq!(
+            e.next_offset, 20,
+            "two batches: the second began below the limit"
+        );
+        assert!(e.deferred);
+        let held = memory.in_use();
+        assert!(held < BATCH * 3 / 2 + BATCH + 1_000, "{held}");
+        // Another answer while these are held: nothing.
+        let mut inflation = Inflation::new(&memory, bytes.len());
+        let rest = inflating(20, 2);
+        let more = super::extract(rest, "t", 0, at(20), None, &mut inflation).expect("ok");
+        assert!(more.records.is_empty() && more.deferred);
+        assert_eq!(more.next_offset, 20);
+        drop((e, more));
+        assert_eq!(memory.in_use(), 0);
+
+        // A budget smaller than one batch: one batch an answer.
+        let small = FrameMemory::new(BATCH / 10);
+        let mut inflation = Inflation::new(&small, bytes.len());
+        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &mut inflation).expect("ok");
+        assert_eq!((e.records.len(), e.next_offset, e.deferred), (10, 10, true));
+        drop(e);
+
+        // The answer's own frame fills the budget: its first batch is still decompressed.
+        let frame = small.frame(BATCH / 5);
+        let mut inflation = Inflation::new(&small, BATCH / 5);
+        let e = super::extract(bytes, "t", 0, at(0), None, &mut inflation).expect("ok");
+        assert_eq!(e.next_offset, 10);
+        drop((e, frame));
+        assert_eq!(small.in_use(), 0);
     }
 
     fn encode(batches: &[RecordBatch]) -> Bytes {

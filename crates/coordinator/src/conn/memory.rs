@@ -31,8 +31,9 @@ use tokio::sync::Notify;
 /// a Fetch with records) stay in the connection's read buffer.
 pub const LARGE_FRAME: usize = 64 * 1024;
 
-/// Frame maps are made in multiples of this, so that one serves the next frames of about its size.
-const MAP_GRAIN: usize = 64 * 1024;
+/// Frame maps are made (and counted) in multiples of this, so that one serves the next frames of
+/// about its size.
+pub const MAP_GRAIN: usize = 64 * 1024;
 
 /// The bytes of record data alive, against a limit; see the module docs.
 pub struct FrameMemory {

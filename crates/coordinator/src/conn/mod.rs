@@ -36,7 +36,7 @@ use tokio::net::TcpStream;
 pub use backoff::Backoff;
 pub(crate) use connection::ConnSettings;
 pub use connection::Connection;
-pub use memory::FrameMemory;
+pub use memory::{FrameMemory, MAP_GRAIN};
 pub use pool::Lane;
 pub(crate) use pool::Pool;
 pub use versions::VersionTable;
