@@ -359,7 +359,7 @@ fn say(what: &str) {
 fn stats_line(stats: &Stats) -> String {
     format!(
         "accepted={} open={} reset_episodes={} dropped_half_open={} delayed={} corrupted={} \
-         rewritten={} rewrite_errors={}",
+         rewritten={} rewrite_errors={} forgotten={}",
         stats.accepted_total(),
         stats.open(),
         stats.reset_episodes,
@@ -367,7 +367,8 @@ fn stats_line(stats: &Stats) -> String {
         stats.delayed,
         stats.corrupted.len(),
         stats.rewritten,
-        stats.rewrite_errors.len()
+        stats.rewrite_errors.len(),
+        stats.forgotten
     )
 }
 

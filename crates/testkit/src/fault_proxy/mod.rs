@@ -333,8 +333,8 @@ impl Shared {
     fn opened(&self, endpoint: Endpoint) -> u64 {
         let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
         *stats.accepted.entry(endpoint).or_default() += 1;
-        let id = stats.connections.len() as u64;
-        stats.connections.push(ConnectionStats {
+        let id = stats.accepted_total() - 1;
+        stats.opened(ConnectionStats {
             id,
             endpoint,
             bytes_to_client: 0,

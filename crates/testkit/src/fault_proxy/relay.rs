@@ -7,7 +7,7 @@
 //! what each response answers; responses that name brokers are rewritten ([`super::rewrite`]),
 //! some may be corrupted ([`super::corrupt`]), and everything else is relayed byte for byte.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,7 +24,7 @@ use super::faults::{Bandwidth, Corruption, CorruptionTarget, FaultConfig, Latenc
 use super::rewrite::rewrite_response;
 use super::rng::Rng;
 use super::sockets::Registered;
-use super::stats::{ConnectionEnd, CorruptedBatch, CorruptedResponse, Endpoint};
+use super::stats::{ConnectionEnd, CorruptedBatch, CorruptedResponse, Endpoint, Stats};
 use super::throttle::{chunk_size, Bucket};
 use super::Shared;
 
@@ -43,12 +43,34 @@ struct Timed {
     frame: Bytes,
 }
 
+/// Requests remembered per connection until answered.
+const IN_FLIGHT: usize = 1024;
+
 /// What both pumps of a connection share.
 struct Conn {
     id: u64,
     shared: Arc<Shared>,
-    /// Correlation id → (api key, api version) of requests not yet answered.
-    in_flight: Mutex<HashMap<i32, (i16, i16)>>,
+    in_flight: Mutex<InFlight>,
+}
+
+/// Correlation id → (api key, api version) of requests not yet answered, at most [`IN_FLIGHT`]:
+/// some requests are never answered (a Produce with `acks=0`), so past the cap the oldest (the
+/// lowest correlation id: clients count up) is forgotten, and its answer, if one comes, is
+/// relayed as it is.
+#[derive(Debug, Default)]
+struct InFlight(BTreeMap<i32, (i16, i16)>);
+
+impl InFlight {
+    fn remember(&mut self, correlation_id: i32, api_key: i16, api_version: i16) {
+        self.0.insert(correlation_id, (api_key, api_version));
+        if self.0.len() > IN_FLIGHT {
+            self.0.pop_first();
+        }
+    }
+
+    fn answered(&mut self, correlation_id: i32) -> Option<(i16, i16)> {
+        self.0.remove(&correlation_id)
+    }
 }
 
 /// Relays `client` (accepted on `endpoint`) to its broker until either side closes, a fault
@@ -69,7 +91,7 @@ pub(super) async fn serve(shared: Arc<Shared>, client: TcpStream, endpoint: Endp
     let conn = Conn {
         id,
         shared: Arc::clone(&shared),
-        in_flight: Mutex::new(HashMap::new()),
+        in_flight: Mutex::new(InFlight::default()),
     };
     let (mut client_read, mut client_write) = client.into_split();
     let (mut broker_read, mut broker_write) = upstream.into_split();
@@ -303,7 +325,7 @@ impl Conn {
             self.in_flight
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(correlation_id, (api_key, api_version));
+                .remember(correlation_id, api_key, api_version);
         }
         Some(frame)
     }
@@ -323,7 +345,7 @@ impl Conn {
                 .in_flight
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .remove(&correlation_id);
+                .answered(correlation_id);
             found.map(|(key, version)| (correlation_id, key, version))
         });
         if config.half_open {
@@ -343,7 +365,9 @@ impl Conn {
             Err(e) => {
                 let message = format!("connection {}: {e}", self.id);
                 eprintln!("fault proxy: {message}; closing the connection");
-                self.shared.stat(|s| s.rewrite_errors.push(message.clone()));
+                self.shared.stat(|s| {
+                    Stats::keep(&mut s.rewrite_errors, &mut s.forgotten, message.clone())
+                });
                 return Err(message);
             }
         };
@@ -407,7 +431,8 @@ impl Conn {
             "fault proxy (seed {}): corrupted {record:?}",
             self.shared.seed
         );
-        self.shared.stat(|s| s.corrupted.push(record));
+        self.shared
+            .stat(|s| Stats::keep(&mut s.corrupted, &mut s.forgotten, record));
         bad
     }
 
@@ -429,5 +454,23 @@ impl Conn {
             s.added_delay += release - now;
         });
         release
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_never_answered_are_forgotten_oldest_first() {
+        let mut in_flight = InFlight::default();
+        for id in 0..10 * IN_FLIGHT as i32 {
+            in_flight.remember(id, 0, 9);
+        }
+        assert_eq!(in_flight.0.len(), IN_FLIGHT);
+        let newest = 10 * IN_FLIGHT as i32 - 1;
+        assert_eq!(in_flight.answered(newest), Some((0, 9)));
+        assert_eq!(in_flight.answered(0), None, "the oldest was forgotten");
+        assert_eq!(in_flight.answered(newest), None, "answered once");
     }
 }

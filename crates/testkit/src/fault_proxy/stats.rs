@@ -89,7 +89,8 @@ pub struct CorruptedResponse {
 pub struct Stats {
     /// Connections accepted, per listener.
     pub accepted: BTreeMap<Endpoint, u64>,
-    /// Every connection, in order of acceptance.
+    /// The connections in order of acceptance: every one still open, and the latest ended ones,
+    /// [`Stats::KEPT`] in all (a long run forgets the oldest ended ones).
     pub connections: Vec<ConnectionStats>,
     /// Frames relayed to brokers and to clients.
     pub frames_to_broker: u64,
@@ -101,15 +102,42 @@ pub struct Stats {
     pub added_delay: Duration,
     /// Responses whose broker addresses were rewritten.
     pub rewritten: u64,
-    /// Responses that named brokers but could not be rewritten (their connections were closed).
+    /// Responses that named brokers but could not be rewritten (their connections were closed):
+    /// the first [`Stats::KEPT`].
     pub rewrite_errors: Vec<String>,
     /// Reset episodes (each resets every connection open at the time).
     pub reset_episodes: u64,
-    /// Corrupted responses, in order.
+    /// Corrupted responses, in order: the first [`Stats::KEPT`].
     pub corrupted: Vec<CorruptedResponse>,
+    /// Entries past those bounds not kept (connections, rewrite errors, corruptions).
+    pub forgotten: u64,
 }
 
 impl Stats {
+    /// The most entries each list keeps.
+    pub const KEPT: usize = 4096;
+
+    /// Appends to one of the lists while it has fewer than [`Stats::KEPT`] entries.
+    pub(crate) fn keep<T>(list: &mut Vec<T>, forgotten: &mut u64, item: T) {
+        if list.len() < Self::KEPT {
+            list.push(item);
+        } else {
+            *forgotten += 1;
+        }
+    }
+
+    /// A new connection, numbered `id` (ids count up); past [`Stats::KEPT`] the oldest ended one
+    /// is forgotten.
+    pub(crate) fn opened(&mut self, connection: ConnectionStats) {
+        self.connections.push(connection);
+        if self.connections.len() > Self::KEPT {
+            if let Some(i) = self.connections.iter().position(|c| c.ended.is_some()) {
+                self.connections.remove(i);
+                self.forgotten += 1;
+            }
+        }
+    }
+
     /// Connections accepted on every listener.
     pub fn accepted_total(&self) -> u64 {
         self.accepted.values().sum()
@@ -132,8 +160,49 @@ impl Stats {
     }
 
     pub(crate) fn connection(&mut self, id: u64) -> Option<&mut ConnectionStats> {
-        // Ids are handed out in order and entries are never removed.
-        let index = usize::try_from(id).ok()?;
-        self.connections.get_mut(index).filter(|c| c.id == id)
+        // Ids are handed out in order and kept in order.
+        let index = self.connections.binary_search_by_key(&id, |c| c.id).ok()?;
+        self.connections.get_mut(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connection(id: u64) -> ConnectionStats {
+        ConnectionStats {
+            id,
+            endpoint: Endpoint::Bootstrap(0),
+            bytes_to_client: 0,
+            bytes_to_broker: 0,
+            ended: None,
+        }
+    }
+
+    #[test]
+    fn the_lists_stay_within_their_bound_and_count_what_they_forget() {
+        let mut stats = Stats::default();
+        let n = 3 * Stats::KEPT as u64;
+        for id in 0..n {
+            stats.opened(connection(id));
+            if id >= 10 {
+                if let Some(c) = stats.connection(id) {
+                    c.ended = Some(ConnectionEnd::Reset);
+                }
+            }
+        }
+        assert_eq!(stats.connections.len(), Stats::KEPT);
+        assert_eq!(stats.open(), 10, "open ones are never forgotten");
+        assert!(stats.connection(0).is_some() && stats.connection(9).is_some());
+        assert!(stats.connection(10).is_none(), "the oldest ended one was");
+        assert!(stats.connection(n - 1).is_some());
+        assert_eq!(stats.forgotten, n - Stats::KEPT as u64);
+        let mut forgotten = stats.forgotten;
+        for i in 0..Stats::KEPT + 10 {
+            Stats::keep(&mut stats.rewrite_errors, &mut forgotten, i.to_string());
+        }
+        assert_eq!(stats.rewrite_errors.len(), Stats::KEPT);
+        assert_eq!(forgotten, stats.forgotten + 10);
     }
 }
