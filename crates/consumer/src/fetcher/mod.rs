@@ -112,6 +112,14 @@ use session::{FetchSession, PartitionRequest, SessionRequest};
 pub(crate) use stats::FetchCounters;
 pub use stats::{BrokerFetchStats, FetchStats};
 
+/// Why a partition's answer could not be read.
+enum Unreadable {
+    /// A batch failed its CRC or its decoding, or its offsets cannot be right.
+    Records(RecordsError),
+    /// A code Fetch cannot retry.
+    Code(ErrorCode),
+}
+
 /// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
 /// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
 const IDLE_TICK: Duration = Duration::from_millis(100);
@@ -615,27 +623,11 @@ impl<H: Dispatch> Fetcher<H> {
                 tracing::warn!(partition = %tp, code = %other, "fetch: partition error");
                 self.partition_failed(node, tp, other.to_string(), true);
             }
-            other => self.refused(node, tp, sent.fetch_offset, other),
+            // Kafka checksums nothing outside the record batches: one such answer may be a byte
+            // flipped in flight.
+            other => self.unreadable(node, tp, sent.fetch_offset, Unreadable::Code(other)),
         }
         0
-    }
-
-    /// A code Fetch cannot retry: fatal once [`CORRUPT_FETCHES`] fresh fetches in a row at the
-    /// offset got no readable answer. Kafka checksums nothing outside the record batches, so one
-    /// such answer may be a byte flipped in flight; the partition is fetched again after a
-    /// back-off until then.
-    fn refused(&mut self, node: i32, tp: TopicPartition, offset: i64, code: ErrorCode) {
-        let fetches = self.errors.corrupt(&tp, offset);
-        if fetches >= CORRUPT_FETCHES {
-            self.shared.fail(ConsumerError::FetchFailed {
-                partition: tp,
-                code,
-            });
-            return;
-        }
-        tracing::warn!(partition = %tp, offset, fetches, %code, "fetch: partition error; fetching again");
-        let error = format!("{code} at offset {offset} (fetch {fetches} of {CORRUPT_FETCHES})");
-        self.partition_failed(node, tp, error, false);
     }
 
     /// OFFSET_OUT_OF_RANGE: reset by `auto.offset.reset` (`none`: fatal), unless a seek moved the
@@ -717,7 +709,7 @@ impl<H: Dispatch> Fetcher<H> {
         ) {
             Ok(e) => e,
             Err(source) => {
-                self.corrupt(node, tp, position.offset, source);
+                self.unreadable(node, tp, position.offset, Unreadable::Records(source));
                 return 0;
             }
         };
@@ -761,24 +753,32 @@ impl<H: Dispatch> Fetcher<H> {
         read
     }
 
-    /// The batch at `offset` cannot be read: fetched again from there after a back-off (a byte
-    /// flipped in flight), fatal after [`CORRUPT_FETCHES`] fresh fetches in a row failed there.
-    fn corrupt(&mut self, node: i32, tp: TopicPartition, offset: i64, source: RecordsError) {
+    /// No readable answer at `offset`: fetched again from there after a back-off (a byte flipped
+    /// in flight), fatal after [`CORRUPT_FETCHES`] fresh fetches in a row failed there.
+    fn unreadable(&mut self, node: i32, tp: TopicPartition, offset: i64, why: Unreadable) {
         let fetches = self.errors.corrupt(&tp, offset);
-        if fetches >= CORRUPT_FETCHES {
-            self.shared.fail(ConsumerError::CorruptRecords {
+        if fetches < CORRUPT_FETCHES {
+            let what = match &why {
+                Unreadable::Records(source) => format!("corrupt records ({source})"),
+                Unreadable::Code(code) => code.to_string(),
+            };
+            tracing::warn!(partition = %tp, offset, fetches, error = %what, "fetch: no readable answer; fetching again");
+            let error = format!("{what} at offset {offset} (fetch {fetches} of {CORRUPT_FETCHES})");
+            self.partition_failed(node, tp, error, false);
+            return;
+        }
+        self.shared.fail(match why {
+            Unreadable::Records(source) => ConsumerError::CorruptRecords {
                 partition: tp,
                 offset,
                 fetches,
                 source: Box::new(source),
-            });
-            return;
-        }
-        tracing::warn!(partition = %tp, offset, fetches, error = %source, "corrupt records; fetching them again");
-        let error = format!(
-            "corrupt records at offset {offset} (fetch {fetches} of {CORRUPT_FETCHES}): {source}"
-        );
-        self.partition_failed(node, tp, error, false);
+            },
+            Unreadable::Code(code) => ConsumerError::FetchFailed {
+                partition: tp,
+                code,
+            },
+        });
     }
 
     /// Hands records to the engine. `Some(first rejected offset)`, `Some(None)` when all were
