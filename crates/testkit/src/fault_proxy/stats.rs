@@ -126,8 +126,7 @@ impl Stats {
         }
     }
 
-    /// A new connection, numbered `id` (ids count up); past [`Stats::KEPT`] the oldest ended one
-    /// is forgotten.
+    /// A new connection (ids count up); past [`Stats::KEPT`] the oldest ended one is forgotten.
     pub(crate) fn opened(&mut self, connection: ConnectionStats) {
         self.connections.push(connection);
         if self.connections.len() > Self::KEPT {
