@@ -1,5 +1,5 @@
 // Java's own assignors on groups a test describes, so Mooring's assignors can be checked against
-// them (crates/coordinator/tests/assignor_java.rs compiles this file with javac against the
+// them (crates/group/tests/assignor_java.rs compiles this file with javac against the
 // kafka-clients jar scripts/kafka fetches, runs it once and compares every group).
 //
 // Input, one group per line (JSON):

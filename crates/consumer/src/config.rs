@@ -51,9 +51,9 @@
 
 use std::time::Duration;
 
-use mooring_coordinator::config::{key, unknown_key_error, KeySpec, ValueKind, BOOL, CLIENT_KEYS};
-use mooring_coordinator::group::GroupConfig;
-use mooring_coordinator::ClientConfig;
+use mooring_client::config::{key, unknown_key_error, KeySpec, ValueKind, BOOL, CLIENT_KEYS};
+use mooring_client::ClientConfig;
+use mooring_group::GroupConfig;
 
 use crate::error::ConsumerError;
 use crate::processing::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
@@ -441,7 +441,7 @@ fn failure_policy(value: &str) -> Option<FailurePolicy> {
 
 #[cfg(test)]
 mod tests {
-    use mooring_coordinator::group::GroupProtocol;
+    use mooring_group::GroupProtocol;
 
     use super::*;
 

@@ -45,12 +45,12 @@ pub enum ConsumerError {
         partitions: Vec<TopicPartition>,
     },
     /// The network client or the group member failed. Among them the security failures, fatal:
-    /// [`Error::Authentication`](mooring_coordinator::Error::Authentication) (SASL refused),
-    /// [`Error::Tls`](mooring_coordinator::Error::Tls) (a certificate refused) and
-    /// [`Error::Authorization`](mooring_coordinator::Error::Authorization) for a group or the
+    /// [`Error::Authentication`](mooring_client::Error::Authentication) (SASL refused),
+    /// [`Error::Tls`](mooring_client::Error::Tls) (a certificate refused) and
+    /// [`Error::Authorization`](mooring_client::Error::Authorization) for a group or the
     /// cluster (topics are [`ConsumerError::TopicAuthorizationFailed`]).
     #[error(transparent)]
-    Client(mooring_coordinator::Error),
+    Client(mooring_client::Error),
     /// The processing engine could not be built.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -88,7 +88,7 @@ pub enum ConsumerError {
     TopicAuthorizationFailed {
         /// The topics, sorted.
         topics: Vec<String>,
-        /// Who was refused ([`ClientConfig::principal`](mooring_coordinator::ClientConfig::principal)).
+        /// Who was refused ([`ClientConfig::principal`](mooring_client::ClientConfig::principal)).
         principal: String,
     },
     /// Fetches of a partition answered, three fresh ones in a row at one offset, with an error
@@ -135,8 +135,8 @@ impl ConsumerError {
     /// `no_offset`, `offset_out_of_range`, `corrupt_records`, `fetch_failed`, `unencodable`,
     /// `config`, `other`.
     pub fn kind(&self) -> &'static str {
-        use mooring_coordinator::error::Resource;
-        use mooring_coordinator::Error as E;
+        use mooring_client::error::Resource;
+        use mooring_client::Error as E;
         match self {
             ConsumerError::Config { .. } => "config",
             ConsumerError::NoOffsetForPartition { .. } => "no_offset",
@@ -165,16 +165,16 @@ impl ConsumerError {
     }
 }
 
-impl From<mooring_coordinator::Error> for ConsumerError {
+impl From<mooring_client::Error> for ConsumerError {
     /// At the edge of the crates: a config error is the consumer's own, topics refused are
     /// [`ConsumerError::TopicAuthorizationFailed`] wherever the refusal came from.
-    fn from(e: mooring_coordinator::Error) -> Self {
-        use mooring_coordinator::error::Resource;
+    fn from(e: mooring_client::Error) -> Self {
+        use mooring_client::error::Resource;
         match e {
-            mooring_coordinator::Error::Config { key, message } => {
+            mooring_client::Error::Config { key, message } => {
                 ConsumerError::Config { key, message }
             }
-            mooring_coordinator::Error::Authorization {
+            mooring_client::Error::Authorization {
                 resource: Resource::Topics(topics),
                 principal,
                 ..
@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn fatal_errors_are_those_no_retry_can_mend() {
-        let encode = ConsumerError::from(mooring_coordinator::Error::Encode {
+        let encode = ConsumerError::from(mooring_client::Error::Encode {
             api: "ListOffsetsRequest",
             source: EncodeError::FieldNotAtVersion {
                 api: "ListOffsetsRequest",
@@ -212,7 +212,7 @@ mod tests {
             partitions: vec![TopicPartition::new("t", 0)],
         };
         assert!(none.is_fatal());
-        let gone = ConsumerError::from(mooring_coordinator::Error::Disconnected {
+        let gone = ConsumerError::from(mooring_client::Error::Disconnected {
             broker: "node 1".into(),
         });
         assert!(!gone.is_fatal(), "{gone}");
@@ -220,14 +220,13 @@ mod tests {
 
     #[test]
     fn the_consumer_protocol_s_fatal_errors_have_their_kind() {
-        let unsupported =
-            ConsumerError::from(mooring_coordinator::Error::ConsumerProtocolUnsupported {
-                group: "g".into(),
-                reason: "ConsumerGroupHeartbeat answered UNSUPPORTED_VERSION".into(),
-            });
+        let unsupported = ConsumerError::from(mooring_client::Error::ConsumerProtocolUnsupported {
+            group: "g".into(),
+            reason: "ConsumerGroupHeartbeat answered UNSUPPORTED_VERSION".into(),
+        });
         // group.protocol asks what the broker cannot give: the fix is in the config.
         assert_eq!(unsupported.kind(), "config");
-        let unreleased = ConsumerError::from(mooring_coordinator::Error::InstanceIdUnreleased {
+        let unreleased = ConsumerError::from(mooring_client::Error::InstanceIdUnreleased {
             group: "g".into(),
             instance_id: "pod-0".into(),
             after: std::time::Duration::from_secs(600),
@@ -238,8 +237,8 @@ mod tests {
 
     #[test]
     fn security_failures_are_fatal_and_topics_refused_are_one_variant() {
-        use mooring_coordinator::error::Resource;
-        let topics = ConsumerError::from(mooring_coordinator::Error::Authorization {
+        use mooring_client::error::Resource;
+        let topics = ConsumerError::from(mooring_client::Error::Authorization {
             api: "OffsetFetch",
             resource: Resource::Topics(vec!["orders".into()]),
             principal: "User:alice".into(),
@@ -256,7 +255,7 @@ mod tests {
             topics.to_string(),
             "User:alice is not authorized to read topic(s) orders (TOPIC_AUTHORIZATION_FAILED)"
         );
-        let group = ConsumerError::from(mooring_coordinator::Error::Authorization {
+        let group = ConsumerError::from(mooring_client::Error::Authorization {
             api: "JoinGroup",
             resource: Resource::Group("g".into()),
             principal: "User:alice".into(),
@@ -264,7 +263,7 @@ mod tests {
         });
         assert!(group.is_fatal());
         assert_eq!(group.kind(), "group_authorization");
-        let sasl = ConsumerError::from(mooring_coordinator::Error::Authentication {
+        let sasl = ConsumerError::from(mooring_client::Error::Authentication {
             broker: "b".into(),
             mechanism: "PLAIN".into(),
             principal: "User:alice".into(),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mooring_coordinator::group::GroupEvent;
+use mooring_group::GroupEvent;
 use mooring_wire::error_code::ErrorCode;
 use tokio::sync::mpsc;
 

@@ -10,7 +10,7 @@
 //! - [`ConsumerRebalanceListener`] and [`ShutdownHandle::on_signals`].
 //!
 //! # Modules
-//! It builds on `mooring-coordinator` and `mooring-wire` and must never depend on the sidecar:
+//! It builds on `mooring-group`, `mooring-client` and `mooring-wire` and must never depend on the sidecar:
 //! the sidecar consumes its telemetry over HTTP, not through a crate dependency.
 //!
 //! - [`subscription`]: the subscription modes, the assignment and each partition's position,
@@ -45,6 +45,6 @@ pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
 pub use fetcher::{BrokerFetchStats, FetchStats};
 /// One partition of one topic: the same type throughout Mooring (the group member's).
-pub use mooring_coordinator::group::TopicPartition;
+pub use mooring_client::TopicPartition;
 /// The group member's event types that [`ConsumerEvent::Group`] carries.
-pub use mooring_coordinator::group::{GroupEvent, GroupEventKind, RebalanceCause};
+pub use mooring_group::{GroupEvent, GroupEventKind, RebalanceCause};

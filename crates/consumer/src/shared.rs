@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
-use mooring_coordinator::conn::FrameMemory;
-use mooring_coordinator::Client;
+use mooring_client::conn::FrameMemory;
+use mooring_client::Client;
 use tokio::sync::{watch, Notify};
 
 use crate::config::ConsumerConfig;

@@ -12,9 +12,9 @@ mod common;
 use std::time::Instant;
 
 use auth_support::{client_error, ended_promptly, said_once_without, Logs, DEADLINE, PROMPTLY};
+use mooring_client::config::SaslMechanism;
+use mooring_client::Error as ClientError;
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
-use mooring_coordinator::config::SaslMechanism;
-use mooring_coordinator::Error as ClientError;
 use mooring_testkit::{unique, Cluster};
 use mooring_wire::error_code::ErrorCode;
 

@@ -21,9 +21,9 @@ mod common;
 use std::time::Duration;
 
 use auth_support::{ended_promptly, said_once_without, Logs};
+use mooring_client::error::Resource;
+use mooring_client::Error as ClientError;
 use mooring_consumer::{Consumer, ConsumerError};
-use mooring_coordinator::error::Resource;
-use mooring_coordinator::Error as ClientError;
 use mooring_testkit::{unique, Cluster};
 use mooring_wire::error_code::ErrorCode;
 

@@ -1,5 +1,5 @@
 //! The consumer protocol's error table (KIP-848: ConsumerGroupHeartbeat and its leave, in
-//! `mooring_coordinator::group::consumer`'s module docs), row by row, on franz-go's kfake: a
+//! `mooring_group::consumer`'s module docs), row by row, on franz-go's kfake: a
 //! Mooring consumer with `group.protocol=consumer` consumes from kfake (which runs the broker-side
 //! assignment, with a heartbeat interval of 1 s) while the test answers one of its heartbeats
 //! with the row's error, and checks the reaction the row names in what kfake saw (the heartbeat
@@ -13,10 +13,10 @@ mod kfake_support;
 use std::time::Duration;
 
 use kfake_support::*;
+use mooring_client::error::Resource;
+use mooring_client::Error;
 use mooring_consumer::{ConsumerError, GroupEventKind, RebalanceCause};
-use mooring_coordinator::error::Resource;
-use mooring_coordinator::group::MemberSnapshot;
-use mooring_coordinator::Error;
+use mooring_group::MemberSnapshot;
 use mooring_testkit::kfake::{Fault, Kfake, Observed};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{ConsumerGroupHeartbeatRequest, FindCoordinatorRequest, Message};

@@ -1,5 +1,5 @@
 //! The group member's error table (JoinGroup, SyncGroup and Heartbeat rows, in
-//! `mooring_coordinator::group`'s module docs), row by row, on franz-go's kfake: a Mooring
+//! `mooring_group`'s module docs), row by row, on franz-go's kfake: a Mooring
 //! consumer in a group consumes from kfake while the test injects the row's error (or stall) and
 //! checks the reaction the row names in what kfake saw (the requests that followed, and when) and
 //! in the member's events; each test ends with the group Stable (the member's view and
@@ -452,7 +452,7 @@ async fn heartbeat_connection_dropped_mid_response_rediscovers_and_keeps_members
 /// revoked or lost, and the group consumes more records in the same generation.
 async fn assert_membership_kept(
     s: &mut Scenario,
-    before: &mooring_coordinator::group::MemberSnapshot,
+    before: &mooring_group::MemberSnapshot,
     since: i64,
 ) {
     s.produce(BATCH);

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{consumer, spawn_run, stop, wait_until, Seen};
+use mooring_client::{Client, ClientConfig};
 use mooring_consumer::ConsumerEvent;
-use mooring_coordinator::{Client, ClientConfig};
 use mooring_testkit::{unique, Cluster};
 
 const RECORDS: u64 = 3000;

@@ -1,4 +1,4 @@
-//! The group member's error table (in `mooring_coordinator::group`'s module docs), the rows that
+//! The group member's error table (in `mooring_group`'s module docs), the rows that
 //! reset or end the membership, row by row, on franz-go's kfake: a settled cooperative member is
 //! made to rejoin and its JoinGroup or SyncGroup is refused (UNKNOWN_MEMBER_ID,
 //! ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID under both fenced policies), or
@@ -14,9 +14,9 @@ mod kfake_support;
 use std::time::Duration;
 
 use kfake_support::*;
+use mooring_client::Error as CoordinatorError;
 use mooring_consumer::{ConsumerError, GroupEventKind};
-use mooring_coordinator::group::{FencedPolicy, MemberSnapshot};
-use mooring_coordinator::Error as CoordinatorError;
+use mooring_group::{FencedPolicy, MemberSnapshot};
 use mooring_testkit::kfake::{Fault, Observed};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{

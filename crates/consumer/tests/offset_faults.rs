@@ -1,5 +1,5 @@
 //! The group member's error table (OffsetCommit and OffsetFetch rows, in
-//! `mooring_coordinator::group`'s module docs), row by row, on franz-go's kfake: the error is
+//! `mooring_group`'s module docs), row by row, on franz-go's kfake: the error is
 //! injected into the consumer's commits (auto-commit every 200 ms) or its first OffsetFetch, and
 //! the test checks the reaction the row names in what kfake saw and in the member's events; each
 //! test ends with the group Stable and every acknowledged offset handled and committed.
@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kfake_support::*;
+use mooring_client::Error as CoordinatorError;
 use mooring_consumer::{ConsumerError, GroupEventKind};
-use mooring_coordinator::group::FencedPolicy;
-use mooring_coordinator::Error as CoordinatorError;
+use mooring_group::FencedPolicy;
 use mooring_testkit::kfake::{Fault, Observed};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{

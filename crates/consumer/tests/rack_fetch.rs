@@ -29,9 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{consumer, stop, wait_until, Acked, Seen};
+use mooring_client::{Client, ClientConfig};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError, FetchStats, TopicPartition};
-use mooring_coordinator::{Client, ClientConfig};
 use mooring_testkit::{unique, Cluster};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

@@ -4,7 +4,7 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use mooring_coordinator::config::Secret;
+use mooring_client::config::Secret;
 
 use crate::alerts::{judge, AlertKind, AlertState};
 use crate::config::SidecarConfig;

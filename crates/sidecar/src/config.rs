@@ -14,8 +14,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mooring_coordinator::config::{nearest_key, Secret, ValueKind, CLIENT_KEYS};
-use mooring_coordinator::ClientConfig;
+use mooring_client::config::{nearest_key, Secret, ValueKind, CLIENT_KEYS};
+use mooring_client::ClientConfig;
 
 use crate::alerts::{AlertKind, Threshold};
 

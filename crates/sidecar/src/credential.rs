@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use mooring_consumer::telemetry::read_token;
-use mooring_coordinator::config::Secret;
+use mooring_client::config::Secret;
+use mooring_telemetry_schema::read_token;
 
 /// Random bytes in a fresh token (hex-encoded in the file).
 const TOKEN_BYTES: usize = 32;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{
+use mooring_telemetry_schema::{
     Envelope, Event, Phases, RebalanceCause, TopicPartition, FATAL_ERROR_KINDS,
 };
 use serde::Serialize;

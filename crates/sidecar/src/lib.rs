@@ -1,8 +1,8 @@
 //! mooring-sidecar: the process that runs beside each Mooring consumer.
 //!
 //! It receives the consumer's telemetry (NDJSON over localhost HTTP, the schema of
-//! `mooring_consumer::telemetry::schema`), watches the group from the broker (DescribeGroups,
-//! OffsetFetch, ListOffsets with `mooring-coordinator`), and serves Prometheus rebalance metrics
+//! `mooring_telemetry_schema`), watches the group from the broker (DescribeGroups,
+//! OffsetFetch, ListOffsets with `mooring-client`), and serves Prometheus rebalance metrics
 //! named after the Java client's consumer-coordinator metrics, alert states from configured
 //! thresholds, and a health/debug API. It talks to the consumer only over HTTP and is never
 //! linked into the consumer process.

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::app::App;
 use crate::state::PartitionLag;
 use crate::zones::FetchMetrics;
-use mooring_consumer::telemetry::TopicPartition;
-use mooring_consumer::telemetry::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
+use mooring_telemetry_schema::TopicPartition;
+use mooring_telemetry_schema::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
 use prometheus::core::{Collector, Desc};
 use prometheus::{
     proto, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
@@ -170,7 +170,7 @@ impl Metrics {
             "Completed rebalances by cause (Java: rebalance-total).",
             &["cause"],
         );
-        for cause in mooring_consumer::telemetry::RebalanceCause::ALL {
+        for cause in mooring_telemetry_schema::RebalanceCause::ALL {
             rebalances_total.with_label_values(&[cause.as_str()]);
         }
         let group_state = gvec(
@@ -213,7 +213,7 @@ impl Metrics {
             "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member.",
             &["state"],
         );
-        for state in mooring_consumer::telemetry::CONSUMER_MEMBER_STATES {
+        for state in mooring_telemetry_schema::CONSUMER_MEMBER_STATES {
             consumer_member_state.with_label_values(&[state]);
         }
         let reconcile_phase_duration_seconds = HistogramVec::new(

@@ -48,7 +48,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{RebalanceCause, ReconcilePhases, Snapshot, TopicPartition};
+use mooring_telemetry_schema::{RebalanceCause, ReconcilePhases, Snapshot, TopicPartition};
 
 use crate::app::App;
 use crate::metrics::{Metrics, GROUP_PROTOCOLS, RECONCILE_PHASES};
@@ -140,7 +140,7 @@ pub fn snapshot(app: &App, state: &mut State, snap: &Snapshot, now: Instant, ts_
 }
 
 fn set_consumer_state(metrics: &Metrics, state: &mut State, consumer_state: Option<String>) {
-    for s in mooring_consumer::telemetry::CONSUMER_MEMBER_STATES {
+    for s in mooring_telemetry_schema::CONSUMER_MEMBER_STATES {
         metrics
             .consumer_member_state
             .with_label_values(&[s])

@@ -6,9 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{
-    MemberIdentity, Phases, RebalanceCause, Snapshot, TopicPartition,
-};
+use mooring_telemetry_schema::{MemberIdentity, Phases, RebalanceCause, Snapshot, TopicPartition};
 use serde::Serialize;
 
 use crate::lag::LagSamples;
@@ -143,7 +141,7 @@ pub struct ReconcileRecord {
     /// coordinator moves a member to the new epoch once it has revoked).
     pub member_epoch: i32,
     /// Revoke, assign and acknowledge phases.
-    pub phases: mooring_consumer::telemetry::ReconcilePhases,
+    pub phases: mooring_telemetry_schema::ReconcilePhases,
 }
 
 /// One finished rebalance, for `/debug/rebalances`.

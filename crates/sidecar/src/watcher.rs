@@ -1,6 +1,6 @@
 //! The broker watch: every `watch.interval.ms`, DescribeGroups (ConsumerGroupDescribe for a
 //! `consumer`-protocol group), OffsetFetch and ListOffsets for the configured group (with the
-//! coordinator crate), so the group's state, membership, epochs and lag are known even when the
+//! network client, `mooring-client`), so the group's state, membership, epochs and lag are known even when the
 //! consumer process is stuck or gone. A failed look-up is counted and
 //! shown in `/debug/group`; the loop itself never stops (its ticks feed `/healthz`).
 
@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_coordinator::admin::{ConsumerGroupDescription, GroupDescription, OffsetSpec};
-use mooring_coordinator::group::TopicPartition;
-use mooring_coordinator::Client;
+use mooring_client::admin::{ConsumerGroupDescription, GroupDescription, OffsetSpec};
+use mooring_client::Client;
+use mooring_client::TopicPartition;
 use tokio::sync::watch;
 
 use crate::app::{unix_ms, unix_now, App};
@@ -89,11 +89,7 @@ struct Described {
 /// that, it is asked first (until it says the group is not a consumer group). A broker without
 /// ConsumerGroupDescribe (UNSUPPORTED_VERSION) has no `consumer` groups: the classic answer
 /// stands.
-async fn describe(
-    app: &App,
-    client: &Client,
-    group: &str,
-) -> mooring_coordinator::Result<Described> {
+async fn describe(app: &App, client: &Client, group: &str) -> mooring_client::Result<Described> {
     let consumer_first = app
         .state()
         .group
@@ -108,7 +104,7 @@ async fn describe(
     if !consumer_first && description.state == "Dead" && description.members.is_empty() {
         match client.describe_consumer_group(group).await {
             Ok(Some(d)) => return Ok(consumer_view(d)),
-            Ok(None) | Err(mooring_coordinator::Error::UnsupportedVersion { .. }) => {}
+            Ok(None) | Err(mooring_client::Error::UnsupportedVersion { .. }) => {}
             Err(e) => return Err(e),
         }
     }
@@ -193,7 +189,7 @@ fn consumer_view(d: ConsumerGroupDescription) -> Described {
     }
 }
 
-async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_coordinator::Result<()> {
+async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::Result<()> {
     // The view counts as read when asked: it is at least this fresh.
     let asked = Instant::now();
     let Described {

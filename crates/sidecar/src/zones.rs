@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mooring_consumer::telemetry::{BrokerFetchSnapshot, Snapshot};
+use mooring_telemetry_schema::{BrokerFetchSnapshot, Snapshot};
 use prometheus::{GaugeVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// The `cross_rack` label of a broker: whether its rack differs from the consumer's.

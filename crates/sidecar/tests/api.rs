@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{alert_entry, get, get_json, level, metric, post_events, request, sidecar};
-use mooring_consumer::telemetry::{Event, Phases, RebalanceCause, TopicPartition};
 use mooring_sidecar::SidecarConfig;
+use mooring_telemetry_schema::{Event, Phases, RebalanceCause, TopicPartition};
 
 fn p(n: i32) -> TopicPartition {
     TopicPartition {

@@ -15,8 +15,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{get, member, metric, ndjson, request, sidecar};
-use mooring_consumer::telemetry::Event;
 use mooring_sidecar::SidecarConfig;
+use mooring_telemetry_schema::Event;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use common::{get, get_json, metric, post_events, request, sidecar};
 use mooring_consumer::processing::ConsumerRecord;
-use mooring_consumer::telemetry::{Event, Snapshot};
 use mooring_consumer::ConsumerError;
+use mooring_telemetry_schema::{Event, Snapshot};
 use mooring_testkit::{unique, Cluster};
 use support::{consumer, exporter, run};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -50,7 +50,7 @@ async fn a_consumer_stopped_by_a_wrong_password_is_shown() {
     assert!(
         matches!(
             &error,
-            ConsumerError::Client(mooring_coordinator::Error::Authentication { .. })
+            ConsumerError::Client(mooring_client::Error::Authentication { .. })
         ),
         "{error:?}"
     );

@@ -9,10 +9,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::TopicPartition;
 use mooring_sidecar::metrics::scrape;
 use mooring_sidecar::state::PartitionLag;
 use mooring_sidecar::{App, SidecarConfig};
+use mooring_telemetry_schema::TopicPartition;
 use mooring_testkit::{unique, Cluster};
 
 const RECORDS: &str = "mooring_partition_lag_records";

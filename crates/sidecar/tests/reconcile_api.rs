@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{alert_entry, get, get_json, member, metric, post_events, post_events_as, sidecar};
-use mooring_consumer::telemetry::{
+use mooring_telemetry_schema::{
     Event, MemberIdentity, RebalanceCause, ReconcilePhases, Snapshot, TopicPartition,
 };
 

@@ -18,9 +18,11 @@
 //! - [`fault_proxy`]: a hostile network between a client and the real broker (latency, bandwidth
 //!   caps, resets, half-open connections, corrupted bytes), rewriting advertised addresses so
 //!   that every connection goes through it.
+//! - [`encode::encode_failures`]: a request builder encoded at every version of its request.
 //! - [`kfake`]: franz-go's fake broker in a process of its own, for injecting broker errors per
 //!   request kind and count.
 
+pub mod encode;
 pub mod fault_proxy;
 mod group;
 pub mod kfake;

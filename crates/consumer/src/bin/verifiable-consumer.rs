@@ -852,10 +852,7 @@ mod tests {
         assert_eq!(value(&props, "session.timeout.ms"), None);
         let config = ConsumerConfig::from_properties(props).unwrap();
         let group = config.group.unwrap();
-        assert_eq!(
-            group.protocol,
-            mooring_coordinator::group::GroupProtocol::Consumer
-        );
+        assert_eq!(group.protocol, mooring_group::GroupProtocol::Consumer);
         assert_eq!(group.remote_assignor.as_deref(), Some("range"));
     }
 

@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mooring_coordinator::group::{GroupHandle, OffsetAndMetadata};
-use mooring_coordinator::Client;
+use mooring_client::Client;
+use mooring_group::{GroupHandle, OffsetAndMetadata};
 use tokio::time::{timeout_at, Instant};
 use tracing::Instrument;
 
@@ -101,7 +101,7 @@ pub(crate) async fn commit_offsets(
     let Ok(_serial) = timeout_at(deadline, lock.lock()).await else {
         return Err(NotCommitted {
             offsets: to_commit(shared, &offsets),
-            error: ConsumerError::Client(mooring_coordinator::Error::DeadlineExceeded {
+            error: ConsumerError::Client(mooring_client::Error::DeadlineExceeded {
                 api: "OffsetCommit",
                 group: group_id(shared),
                 after: limit,

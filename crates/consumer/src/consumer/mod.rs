@@ -18,9 +18,9 @@ pub use stream::{Delivery, RecordStream};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mooring_coordinator::conn::FrameMemory;
-use mooring_coordinator::group::{GroupHandle, GroupProtocol, MemberSnapshot};
-use mooring_coordinator::Client;
+use mooring_client::conn::FrameMemory;
+use mooring_client::Client;
+use mooring_group::{GroupHandle, GroupProtocol, MemberSnapshot};
 
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;

@@ -34,10 +34,10 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use mooring_client::Client;
 #[cfg(doc)]
-use mooring_coordinator::group::GroupConfig;
-use mooring_coordinator::group::{GroupHandle, RebalanceListener, WeakGroupHandle};
-use mooring_coordinator::Client;
+use mooring_group::GroupConfig;
+use mooring_group::{GroupHandle, RebalanceListener, WeakGroupHandle};
 use tokio::time::{timeout_at, Instant};
 
 use super::commit::{commit_offsets, report_not_committed, CommitLock};
@@ -242,7 +242,7 @@ impl<H: Dispatch> RebalanceListener for MemberListener<H> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
-    use mooring_coordinator::conn::FrameMemory;
+    use mooring_client::conn::FrameMemory;
     use mooring_wire::records::Record;
 
     use super::*;

@@ -14,8 +14,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mooring_coordinator::group::{GroupHandle, GroupMember};
-use mooring_coordinator::Client;
+use mooring_client::Client;
+use mooring_group::{GroupHandle, GroupMember};
 use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;

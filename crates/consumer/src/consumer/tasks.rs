@@ -11,12 +11,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mooring_coordinator::group::{
+use mooring_client::metadata::Metadata;
+use mooring_client::Client;
+use mooring_group::{
     EventReceiver as GroupEvents, FencedPolicy, GroupProtocol, MemberSnapshot, MemberState,
     WeakGroupHandle,
 };
-use mooring_coordinator::metadata::Metadata;
-use mooring_coordinator::Client;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -109,7 +109,7 @@ pub(crate) async fn watch_member(shared: Arc<Shared>, mut state: watch::Receiver
                     .is_some_and(|g| g.fenced_policy == FencedPolicy::Stop) =>
             {
                 shared.fail(ConsumerError::Client(
-                    mooring_coordinator::Error::FencedInstanceId {
+                    mooring_client::Error::FencedInstanceId {
                         group: shared
                             .config
                             .group
@@ -124,7 +124,7 @@ pub(crate) async fn watch_member(shared: Arc<Shared>, mut state: watch::Receiver
             MemberState::Failed(code) => {
                 shared.fail(ConsumerError::from(match snapshot.failure {
                     Some(failure) => (*failure).clone(),
-                    None => mooring_coordinator::Error::Broker {
+                    None => mooring_client::Error::Broker {
                         api: match snapshot.group_protocol {
                             GroupProtocol::Classic => "JoinGroup",
                             GroupProtocol::Consumer => "ConsumerGroupHeartbeat",

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mooring_coordinator::metadata::Metadata;
+use mooring_client::metadata::Metadata;
 use tokio::time::Instant;
 
 use super::session::PartitionRequest;

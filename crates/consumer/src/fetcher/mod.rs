@@ -64,7 +64,7 @@
 //! | partition | any error but TOPIC_AUTHORIZATION_FAILED from a replica the leader named (not the leader) | back to the leader at once, which decides: never a reset, never a back-off (`replica.rs`) |
 //! | partition | a batch failing its CRC-32C or its decoding, or whose offsets cannot be right (before the position, out of order, at or past the high watermark: a base offset, outside the CRC, changed in flight) | fetched again from the same offset after a back-off (a byte flipped in flight); the third fresh fetch in a row failing at that offset: [`ConsumerError::CorruptRecords`] naming partition and offset; no record is ever skipped |
 //! | partition, topic | TOPIC_AUTHORIZATION_FAILED (in Fetch, in the refreshed metadata, in the ListOffsets or OffsetFetch of offset initialisation) | [`ConsumerError::TopicAuthorizationFailed`] naming every such topic of the answer and the principal: fatal, `run` ends with it, said once |
-//! | request | authentication or TLS refused ([`Error::Authentication`](mooring_coordinator::Error::Authentication), [`Error::Tls`](mooring_coordinator::Error::Tls): the client connects no more) | fatal: `run` ends with it, said once |
+//! | request | authentication or TLS refused ([`Error::Authentication`](mooring_client::Error::Authentication), [`Error::Tls`](mooring_client::Error::Tls): the client connects no more) | fatal: `run` ends with it, said once |
 //! | partition | any other, not retriable (UNSUPPORTED_COMPRESSION_TYPE, ...) | fetched again from the same offset after a back-off (Kafka checksums no error code: one may be a byte flipped in flight); the third fresh fetch in a row at that offset without a readable answer: [`ConsumerError::FetchFailed`] naming partition and code |
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
@@ -87,9 +87,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mooring_coordinator::group::GroupHandle;
-use mooring_coordinator::metadata::Metadata;
-use mooring_coordinator::{Client, Error as ClientError};
+use mooring_client::metadata::Metadata;
+use mooring_client::{Client, Error as ClientError};
+use mooring_group::GroupHandle;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchRequest, FetchResponse, PartitionData};
 use mooring_wire::primitives::Uuid;

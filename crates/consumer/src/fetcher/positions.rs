@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use mooring_coordinator::admin::OffsetSpec as AdminSpec;
-use mooring_coordinator::group::GroupHandle;
-use mooring_coordinator::Client;
+use mooring_client::admin::OffsetSpec as AdminSpec;
+use mooring_client::Client;
+use mooring_group::GroupHandle;
 
 use crate::config::IsolationLevel;
 use crate::error::ConsumerError;

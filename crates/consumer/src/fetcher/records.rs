@@ -34,7 +34,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mooring_coordinator::conn::{FrameMemory, MAP_GRAIN};
+use mooring_client::conn::{FrameMemory, MAP_GRAIN};
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{
     BatchItem, BatchReader, Compression, ControlRecordType, RawBatch, Record, RecordsError,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use mooring_coordinator::metadata::Metadata;
+use mooring_client::metadata::Metadata;
 use tokio::time::Instant;
 
 use super::Fetcher;

@@ -42,7 +42,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use mooring_coordinator::metadata::{BrokerInfo, Metadata, PartitionInfo};
+use mooring_client::metadata::{BrokerInfo, Metadata, PartitionInfo};
 use mooring_wire::error_code::ErrorCode;
 use tokio::time::Instant;
 

@@ -9,7 +9,7 @@
 //!   header it is a root span. The handler's own spans nest under it. A batch handler's call has
 //!   one such span for the batch (`messaging.batch.message_count`, first and last offsets), a
 //!   root span linked to each record's `traceparent`.
-//! - **rebalance** (from `mooring-coordinator`): one per rebalance, with children `join`, `sync`,
+//! - **rebalance** (from `mooring-group`): one per rebalance, with children `join`, `sync`,
 //!   `partitions_revoked`, `partitions_assigned`, `partitions_lost` as they happen; a commit
 //!   made while revoking nests under `partitions_revoked`.
 //! - **commit**: one per OffsetCommit the runtime sends (auto-commit, `Consumer::commit`, revoke,

@@ -5,20 +5,16 @@
 
 use std::time::Duration;
 
+use mooring_telemetry_schema::HANDLER_LATENCY_BUCKETS_SECONDS;
+
 use crate::TopicPartition;
 
-/// Upper bounds of the latency buckets, in seconds (Prometheus' defaults widened to 5 minutes,
-/// the default `max.poll.interval.ms`).
-pub const LATENCY_BUCKETS_SECONDS: [f64; 14] = [
-    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0, 300.0,
-];
-
-/// [`LATENCY_BUCKETS_SECONDS`] in nanoseconds, so an observation needs no float.
-const BUCKET_NANOS: [u64; LATENCY_BUCKETS_SECONDS.len()] = {
-    let mut nanos = [0u64; LATENCY_BUCKETS_SECONDS.len()];
+/// [`HANDLER_LATENCY_BUCKETS_SECONDS`] in nanoseconds, so an observation needs no float.
+const BUCKET_NANOS: [u64; HANDLER_LATENCY_BUCKETS_SECONDS.len()] = {
+    let mut nanos = [0u64; HANDLER_LATENCY_BUCKETS_SECONDS.len()];
     let mut i = 0;
     while i < nanos.len() {
-        nanos[i] = (LATENCY_BUCKETS_SECONDS[i] * 1e9) as u64;
+        nanos[i] = (HANDLER_LATENCY_BUCKETS_SECONDS[i] * 1e9) as u64;
         i += 1;
     }
     nanos
@@ -42,8 +38,8 @@ const BUCKET_NANOS: [u64; LATENCY_BUCKETS_SECONDS.len()] = {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LatencyHistogram {
-    /// One count per bucket in [`LATENCY_BUCKETS_SECONDS`], then the overflow bucket.
-    counts: [u64; LATENCY_BUCKETS_SECONDS.len() + 1],
+    /// One count per bucket in [`HANDLER_LATENCY_BUCKETS_SECONDS`], then the overflow bucket.
+    counts: [u64; HANDLER_LATENCY_BUCKETS_SECONDS.len() + 1],
     sum: Duration,
     max: Duration,
 }
@@ -55,7 +51,7 @@ impl LatencyHistogram {
         let i = BUCKET_NANOS
             .iter()
             .position(|&b| nanos <= u128::from(b))
-            .unwrap_or(LATENCY_BUCKETS_SECONDS.len());
+            .unwrap_or(HANDLER_LATENCY_BUCKETS_SECONDS.len());
         if let Some(c) = self.counts.get_mut(i) {
             *c += 1;
         }

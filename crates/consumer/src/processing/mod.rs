@@ -131,9 +131,7 @@ pub use error::{EngineError, SubmitError};
 pub use events::{EventReceiver, FailureAction, HandlerFailure, ProcessingEvent};
 pub(crate) use handler::NotProcessed;
 pub use handler::{Handler, HandlerError, HandlerPanicked};
-pub use metrics::{
-    LatencyHistogram, OverdueHandler, PartitionMetrics, ProcessingMetrics, LATENCY_BUCKETS_SECONDS,
-};
+pub use metrics::{LatencyHistogram, OverdueHandler, PartitionMetrics, ProcessingMetrics};
 /// The wire types a [`ConsumerRecord`] exposes (headers, timestamp type), so handlers need no
 /// `mooring-wire` dependency of their own.
 pub use mooring_wire::records::{Header, HeaderKey, Headers, TimestampType};

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::schema::Envelope;
+use mooring_telemetry_schema::Envelope;
 
 #[derive(Debug)]
 pub(crate) struct Buffer {

@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mooring_coordinator::config::{key, KeySpec, ValueKind, BOOL};
+use mooring_client::config::{key, KeySpec, ValueKind, BOOL};
 
 use super::exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 use super::http::Endpoint;

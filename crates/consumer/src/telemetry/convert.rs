@@ -3,12 +3,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mooring_coordinator::assignor::RebalanceProtocol;
-use mooring_coordinator::group::{GroupEventKind, PhaseTimings, ReconcileTimings};
+use mooring_group::assignor::RebalanceProtocol;
+use mooring_group::{GroupEventKind, PhaseTimings, ReconcileTimings};
 
-use super::schema::{Event, Phases, ReconcilePhases};
 use crate::processing::ProcessingEvent;
 use crate::ConsumerEvent;
+use mooring_telemetry_schema::{Event, Phases, ReconcilePhases};
 
 /// The schema event for `event` and when it happened (ms since the epoch).
 pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
@@ -403,7 +403,7 @@ mod tests {
     }
 
     fn group(kind: GroupEventKind) -> ConsumerEvent {
-        ConsumerEvent::Group(mooring_coordinator::group::GroupEvent {
+        ConsumerEvent::Group(mooring_group::GroupEvent {
             at: UNIX_EPOCH + Duration::from_millis(1_764_000_000_123),
             kind,
         })
@@ -476,7 +476,7 @@ mod tests {
     /// default (read as a classic member), and a classic identity writes no `group_protocol`.
     #[test]
     fn the_new_fields_are_optional_both_ways() {
-        use crate::telemetry::schema::{Envelope, MemberIdentity, Snapshot};
+        use mooring_telemetry_schema::{Envelope, MemberIdentity, Snapshot};
         let old = r#"{"schema":1,"seq":3,"ts_ms":5,
             "member":{"group":"g","member_id":"m","instance_id":null,"client_id":"c"},
             "event":{"type":"snapshot","member_state":"Stable","generation":4,"leader_id":null,
@@ -514,8 +514,8 @@ mod tests {
 
     #[test]
     fn every_consumer_state_has_its_label() {
-        use crate::telemetry::schema::{consumer_state_name, CONSUMER_MEMBER_STATES};
-        use mooring_coordinator::group::ConsumerMemberState as S;
+        use mooring_group::ConsumerMemberState as S;
+        use mooring_telemetry_schema::{consumer_state_name, CONSUMER_MEMBER_STATES};
         let all = [
             S::Unsubscribed,
             S::Joining,

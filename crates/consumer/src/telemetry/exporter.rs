@@ -17,11 +17,11 @@ use tokio::task::JoinHandle;
 use super::buffer::Buffer;
 use super::config::ExporterConfig;
 use super::convert::{convert, now_ms};
-use super::credential::read_token;
 use super::http::{post, Endpoint, Post};
-use super::schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
 use super::snapshot::snapshot;
 use crate::{Consumer, ConsumerEvent, ConsumerEvents};
+use mooring_telemetry_schema::read_token;
+use mooring_telemetry_schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
 
 /// Why the exporter could not start.
 #[derive(Debug, thiserror::Error)]

@@ -37,17 +37,15 @@
 mod buffer;
 mod config;
 mod convert;
-mod credential;
 mod exporter;
 mod http;
-pub mod schema;
 mod snapshot;
 
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
-pub use credential::read_token;
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
+pub use mooring_telemetry_schema as schema;
 pub use schema::{
-    consumer_state_name, BrokerFetchSnapshot, Envelope, Event, HandlerLatency, MemberIdentity,
-    PartitionSnapshot, Phases, RebalanceCause, ReconcilePhases, Snapshot, TopicPartition,
-    CONSUMER_MEMBER_STATES, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
+    consumer_state_name, read_token, BrokerFetchSnapshot, Envelope, Event, HandlerLatency,
+    MemberIdentity, PartitionSnapshot, Phases, RebalanceCause, ReconcilePhases, Snapshot,
+    TopicPartition, CONSUMER_MEMBER_STATES, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
 };

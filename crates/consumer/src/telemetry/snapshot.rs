@@ -5,10 +5,10 @@
 //! what was fetched from each broker. Locks are taken briefly, one at a time, never across an
 //! `.await`.
 
-use super::schema::{
+use crate::Consumer;
+use mooring_telemetry_schema::{
     consumer_state_name, BrokerFetchSnapshot, HandlerLatency, PartitionSnapshot, Snapshot,
 };
-use crate::Consumer;
 
 /// The consumer's state now.
 pub(crate) fn snapshot(consumer: &Consumer) -> Snapshot {

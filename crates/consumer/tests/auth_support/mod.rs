@@ -8,9 +8,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mooring_client::Error as ClientError;
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerError};
-use mooring_coordinator::Error as ClientError;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How long `run` may take to end on a security failure: it is known at the first connection

@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use mooring_client::admin::GroupDescription;
+use mooring_client::{Client, ClientConfig};
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError, ConsumerEvent, GroupEventKind};
-use mooring_coordinator::admin::GroupDescription;
-use mooring_coordinator::group::{MemberSnapshot, MemberState};
-use mooring_coordinator::{Client, ClientConfig};
+use mooring_group::{MemberSnapshot, MemberState};
 use mooring_testkit::kfake::{Kfake, KfakeConfig, Observed};
 use mooring_testkit::unique;
 use mooring_wire::messages::{DescribeGroupsRequest, FindCoordinatorRequest, Message};
@@ -366,10 +366,7 @@ impl Scenario {
         };
         for (p, end) in ends {
             let at = committed
-                .get(&mooring_coordinator::group::TopicPartition::new(
-                    self.topic.clone(),
-                    *p,
-                ))
+                .get(&mooring_client::TopicPartition::new(self.topic.clone(), *p))
                 .map(|c| c.offset);
             if at != Some(*end) {
                 return Some(format!(

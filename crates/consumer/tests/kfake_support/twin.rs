@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError, ConsumerEvent};
-use mooring_coordinator::group::MemberSnapshot;
+use mooring_group::MemberSnapshot;
 use tokio::task::JoinHandle;
 
 use super::{props, spawn_run, Handled, Scenario};

@@ -12,8 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mooring_client::{Client, ClientConfig};
 use mooring_consumer::{Consumer, ConsumerError};
-use mooring_coordinator::{Client, ClientConfig};
 use mooring_testkit::{kafka_script, unique, Cluster};
 use serde_json::Value;
 use tokio::task::JoinHandle;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mooring_coordinator::{Client, ClientConfig};
+use mooring_client::{Client, ClientConfig};
 use mooring_testkit::{kafka_script, Cluster};
 
 use crate::driver::{Impl, Protocol, Scenario, RANGE};

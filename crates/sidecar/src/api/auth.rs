@@ -7,7 +7,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use mooring_coordinator::config::Secret;
+use mooring_client::config::Secret;
 
 use crate::app::App;
 

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use mooring_consumer::telemetry::schema::SCHEMA_VERSION;
-use mooring_consumer::telemetry::{
+use mooring_telemetry_schema::SCHEMA_VERSION;
+use mooring_telemetry_schema::{
     Envelope, Event, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause, Snapshot,
     TopicPartition,
 };
@@ -985,7 +985,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
         let mut state = app.state();
         for p in 0..n {
             state.lag.insert(
-                mooring_consumer::telemetry::TopicPartition {
+                mooring_telemetry_schema::TopicPartition {
                     topic: topic.to_string(),
                     partition: p,
                 },

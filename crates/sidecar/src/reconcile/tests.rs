@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use mooring_consumer::telemetry::{
+use mooring_telemetry_schema::{
     Envelope, Event, MemberIdentity, RebalanceCause, ReconcilePhases, TopicPartition,
 };
 
@@ -579,7 +579,7 @@ fn a_snapshot_older_than_the_reconciliation_does_not_undo_it() {
         vec![],
     );
     let snapshot = |state: &str, generation: i32| {
-        Event::Snapshot(mooring_consumer::telemetry::Snapshot {
+        Event::Snapshot(mooring_telemetry_schema::Snapshot {
             generation,
             group_protocol: Some("consumer".into()),
             consumer_state: Some(state.into()),

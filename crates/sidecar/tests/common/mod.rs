@@ -4,8 +4,8 @@
 
 use std::net::SocketAddr;
 
-use mooring_consumer::telemetry::{Envelope, Event, MemberIdentity};
 use mooring_sidecar::{Running, SidecarConfig};
+use mooring_telemetry_schema::{Envelope, Event, MemberIdentity};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

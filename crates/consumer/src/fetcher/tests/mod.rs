@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use mooring_coordinator::conn::FrameMemory;
-use mooring_coordinator::Client;
+use mooring_client::conn::FrameMemory;
+use mooring_client::Client;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchResponse, FetchableTopicResponse, PartitionData};
 use mooring_wire::records::RecordBatch;
 
-use mooring_coordinator::metadata::{BrokerInfo, Metadata, PartitionInfo, TopicInfo};
-use mooring_coordinator::Error as ClientError;
+use mooring_client::metadata::{BrokerInfo, Metadata, PartitionInfo, TopicInfo};
+use mooring_client::Error as ClientError;
 use mooring_wire::primitives::Uuid;
 use tokio::time::{advance, Instant};
 

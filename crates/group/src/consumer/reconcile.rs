@@ -1,0 +1,341 @@
+//! Reconciliation: from the coordinator's target assignment (topic ids and partitions) to the
+//! partitions the member owns, in KIP-848's order. Topic ids are resolved to names through
+//! metadata (refreshed when one is unknown; partitions of ids still unknown wait and are looked up
+//! again, and nothing is revoked for them); then owned − target is revoked through the listener
+//! (bounded; the runtime drains their handlers and commits what finished, with the current epoch,
+//! which the coordinator keeps until the revocation is acknowledged); then target − owned is
+//! assigned (the listener's `assigned`); then the next heartbeat, sent at once, acknowledges the
+//! result (`TopicPartitions` = owned). A new target arriving meanwhile waits for this one to end.
+//!
+//! Also here: giving up every partition through `lost` when the membership is gone.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mooring_wire::primitives::Uuid;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::member::ConsumerMember;
+use crate::assignor::RebalanceProtocol;
+use crate::events::{GroupEventKind, RebalanceCause, ReconcileTimings};
+use crate::listener::RebalanceListener;
+use crate::state::ConsumerMemberState;
+use crate::trace;
+use crate::transport::GroupTransport;
+use mooring_client::TopicPartition;
+
+/// A target assignment as the coordinator gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// Bumped for every target that differs from the one before.
+    pub(crate) seq: u64,
+    /// The member epoch it came with.
+    pub(crate) epoch: i32,
+    pub(crate) partitions: BTreeMap<Uuid, BTreeSet<i32>>,
+    pub(crate) received: Instant,
+}
+
+/// A reconciliation done, waiting for the coordinator to answer its acknowledgement.
+#[derive(Debug, Clone)]
+pub(crate) struct Reconciliation {
+    pub(crate) epoch: i32,
+    pub(crate) added: Vec<TopicPartition>,
+    pub(crate) revoked: Vec<TopicPartition>,
+    pub(crate) received: Instant,
+    pub(crate) assigned_at: Instant,
+    pub(crate) timings: ReconcileTimings,
+}
+
+/// A target resolved to names.
+#[derive(Debug, Default)]
+struct Resolved {
+    partitions: BTreeSet<TopicPartition>,
+    ids: BTreeMap<String, Uuid>,
+    unresolved: BTreeSet<Uuid>,
+}
+
+/// Which listener call.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Callback {
+    Revoked,
+    Assigned,
+    Lost,
+}
+
+impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
+    /// Whether a target waits to be reconciled: a new one, or one whose unresolved topic ids are
+    /// due to be looked up again. Not before the last reconciliation's acknowledgement has gone.
+    pub(super) fn reconcile_due(&self) -> bool {
+        use ConsumerMemberState as S;
+        let Some(target) = &self.target else {
+            return false;
+        };
+        if self.beat.ack_due
+            || !matches!(
+                self.state,
+                S::Joining | S::Reconciling | S::Acknowledging | S::Stable
+            )
+        {
+            return false;
+        }
+        self.applied != Some(target.seq)
+            || (!self.unresolved.is_empty()
+                && self.resolve_at.is_some_and(|at| at <= Instant::now()))
+    }
+
+    /// Whether the reconciliation of membership `incarnation` must stop: the membership ended,
+    /// or the member is to end, go stale or leave.
+    fn interrupted(&self, incarnation: u64) -> bool {
+        self.incarnation != incarnation
+            || self.ending.is_some()
+            || self.stale_due
+            || self.to_lose
+            || self.unsubscribe_due
+    }
+
+    /// Reconciles the current target (see the module docs).
+    pub(super) async fn reconcile(&mut self) {
+        let Some(target) = self.target.clone() else {
+            return;
+        };
+        let incarnation = self.incarnation;
+        let first = self.applied.is_none();
+        // The same target again: ids unknown last time may now have names.
+        let rerun = self.applied == Some(target.seq);
+        self.resolve_at = None;
+        let resolve_started = Instant::now();
+        let Some(resolved) = self.resolve(&target).await else {
+            return;
+        };
+        if self.interrupted(incarnation) {
+            return;
+        }
+        let resolution = resolve_started.elapsed();
+        let revoked: Vec<TopicPartition> = self
+            .owned
+            .difference(&resolved.partitions)
+            .cloned()
+            .collect();
+        let added: Vec<TopicPartition> = resolved
+            .partitions
+            .difference(&self.owned)
+            .cloned()
+            .collect();
+        self.topic_ids.extend(resolved.ids);
+        self.unresolved = resolved.unresolved;
+        if !self.unresolved.is_empty() {
+            self.resolve_at =
+                Some(Instant::now() + self.beat.interval.max(self.config.retry_backoff));
+        }
+        if !first && revoked.is_empty() && added.is_empty() {
+            // Only ids still unknown differ: nothing moves, nothing to acknowledge.
+            self.applied = Some(target.seq);
+            if self.state == ConsumerMemberState::Reconciling {
+                self.set_state(ConsumerMemberState::Stable);
+            }
+            return;
+        }
+        let cause = self.pending_cause.take().unwrap_or(if rerun {
+            RebalanceCause::MetadataChange
+        } else if revoked.is_empty() {
+            RebalanceCause::MemberLeft
+        } else {
+            RebalanceCause::MemberJoined
+        });
+        self.start_run(cause);
+        self.set_state(ConsumerMemberState::Reconciling);
+        let mut timings = ReconcileTimings::default();
+        if !revoked.is_empty() {
+            timings.revoke = self.call_listener(Callback::Revoked, revoked.clone()).await;
+            self.owned.retain(|tp| !revoked.contains(tp));
+            self.publish();
+            if self.interrupted(incarnation) {
+                return;
+            }
+        }
+        self.owned.extend(added.iter().cloned());
+        self.publish();
+        let assigned = self.call_listener(Callback::Assigned, added.clone()).await;
+        timings.assign = resolution + assigned;
+        if let Some(run) = &mut self.run {
+            run.phases.revoke += timings.revoke;
+            run.phases.assign += resolution;
+            run.phases.callbacks += assigned;
+        }
+        if self.interrupted(incarnation) {
+            return;
+        }
+        self.applied = Some(target.seq);
+        self.acknowledge(target, added, revoked, timings);
+    }
+
+    /// The reconciliation is done: acknowledge it in the next heartbeat, sent at once (merged
+    /// with an earlier one whose acknowledgement has not been answered yet).
+    fn acknowledge(
+        &mut self,
+        target: Target,
+        added: Vec<TopicPartition>,
+        revoked: Vec<TopicPartition>,
+        timings: ReconcileTimings,
+    ) {
+        let now = Instant::now();
+        let done = match self.unacked.take() {
+            Some(mut earlier) => {
+                earlier.epoch = target.epoch;
+                earlier.added.retain(|tp| !revoked.contains(tp));
+                earlier.added.extend(added);
+                earlier.revoked.extend(revoked);
+                earlier.assigned_at = now;
+                earlier.timings.revoke += timings.revoke;
+                earlier.timings.assign += timings.assign;
+                earlier
+            }
+            None => Reconciliation {
+                epoch: target.epoch,
+                added,
+                revoked,
+                received: target.received,
+                assigned_at: now,
+                timings,
+            },
+        };
+        self.unacked = Some(done);
+        self.beat.ack_due = true;
+        self.set_state(ConsumerMemberState::Acknowledging);
+    }
+
+    /// The target's partitions by name: ids of owned topics from what the member knows, the rest
+    /// from metadata (the transport refreshes it when an id is missing). `None` when the member
+    /// is to end meanwhile, or failed for good (a metadata request refused by the authorizer).
+    async fn resolve(&mut self, target: &Target) -> Option<Resolved> {
+        let mut names: BTreeMap<Uuid, String> = self
+            .topic_ids
+            .iter()
+            .filter(|(_, id)| target.partitions.contains_key(id))
+            .map(|(name, id)| (*id, name.clone()))
+            .collect();
+        let missing: Vec<Uuid> = target
+            .partitions
+            .keys()
+            .filter(|id| !names.contains_key(id))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            let transport = Arc::clone(&self.transport);
+            let looked_up = self
+                .serve(
+                    async move { transport.topic_names(&missing, false).await },
+                    true,
+                )
+                .await?;
+            match looked_up {
+                Ok(found) => names.extend(found),
+                Err(error) if error.is_fatal() => {
+                    let code = crate::classic::member::failed_code(&error);
+                    self.on_fatal(error, code);
+                    return None;
+                }
+                Err(error) => {
+                    tracing::info!(group = %self.config.group_id, %error, "topic ids of the assignment not resolved; trying again later");
+                }
+            }
+        }
+        let mut resolved = Resolved::default();
+        for (id, partitions) in &target.partitions {
+            match names.get(id) {
+                Some(name) => {
+                    resolved.ids.insert(name.clone(), *id);
+                    resolved.partitions.extend(
+                        partitions
+                            .iter()
+                            .map(|p| TopicPartition::new(name.clone(), *p)),
+                    );
+                }
+                None => {
+                    resolved.unresolved.insert(*id);
+                }
+            }
+        }
+        Some(resolved)
+    }
+
+    /// Gives up every partition through `lost` (the membership is gone: nothing of them can be
+    /// committed), then rejoins if the reaction said so.
+    pub(super) async fn give_up_partitions(&mut self) {
+        self.to_lose = false;
+        self.lose_all().await;
+        if let Some(cause) = self.rejoin_after_loss.take() {
+            if self.ending.is_none() && self.subscription.is_some() {
+                self.join(cause);
+            }
+        }
+    }
+
+    pub(super) async fn lose_all(&mut self) {
+        if self.owned.is_empty() {
+            return;
+        }
+        let parts: Vec<TopicPartition> = self.owned.iter().cloned().collect();
+        self.call_listener(Callback::Lost, parts).await;
+        self.owned.clear();
+        self.publish();
+    }
+
+    /// One listener call, bounded (see [`ConsumerMember::await_listener`]), with its event.
+    pub(super) async fn call_listener(
+        &mut self,
+        kind: Callback,
+        partitions: Vec<TopicPartition>,
+    ) -> Duration {
+        let listener = Arc::clone(&self.listener);
+        let started = Instant::now();
+        let list = partitions.clone();
+        let span = match kind {
+            Callback::Revoked => trace::revoked(partitions.len()),
+            Callback::Assigned => trace::assigned(partitions.len()),
+            Callback::Lost => trace::lost(partitions.len()),
+        };
+        let call = listener_call(listener, kind, list).instrument(span.clone());
+        let timed_out = !self.await_listener(call).await;
+        trace::callback_ended(&span, timed_out);
+        drop(span);
+        let duration = started.elapsed();
+        if timed_out {
+            tracing::warn!(group = %self.config.group_id, ?kind, ?duration, "rebalance listener timed out; going on");
+        }
+        self.events.emit(match kind {
+            Callback::Revoked => GroupEventKind::PartitionsRevoked {
+                partitions,
+                protocol: RebalanceProtocol::Cooperative,
+                duration,
+                timed_out,
+            },
+            Callback::Assigned => GroupEventKind::PartitionsAssigned {
+                added: partitions,
+                assignment: self.owned.iter().cloned().collect(),
+                duration,
+                timed_out,
+            },
+            Callback::Lost => GroupEventKind::PartitionsLost {
+                partitions,
+                duration,
+                timed_out,
+            },
+        });
+        duration
+    }
+}
+
+async fn listener_call<L: RebalanceListener>(
+    listener: Arc<L>,
+    kind: Callback,
+    partitions: Vec<TopicPartition>,
+) {
+    match kind {
+        Callback::Revoked => listener.revoked(partitions).await,
+        Callback::Assigned => listener.assigned(partitions).await,
+        Callback::Lost => listener.lost(partitions).await,
+    }
+}
