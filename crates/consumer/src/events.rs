@@ -8,12 +8,10 @@
 //! it is full an event is dropped and counted ([`Consumer::dropped_events`](crate::Consumer::dropped_events)).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mooring_group::GroupEvent;
+use mooring_group::{EventReceiver, GroupEvent};
 use mooring_wire::error_code::ErrorCode;
-use tokio::sync::mpsc;
 
 use crate::error::ConsumerError;
 use crate::processing::ProcessingEvent;
@@ -98,34 +96,4 @@ pub enum ConsumerEvent {
 }
 
 /// The receiving end, from [`Consumer::events`](crate::Consumer::events).
-pub type ConsumerEvents = mpsc::Receiver<ConsumerEvent>;
-
-/// The sending side: never waits, counts what it drops.
-#[derive(Debug)]
-pub(crate) struct EventSink {
-    tx: mpsc::Sender<ConsumerEvent>,
-    dropped: AtomicU64,
-}
-
-impl EventSink {
-    pub(crate) fn new(capacity: usize) -> (Self, ConsumerEvents) {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
-        (
-            EventSink {
-                tx,
-                dropped: AtomicU64::new(0),
-            },
-            rx,
-        )
-    }
-
-    pub(crate) fn emit(&self, event: ConsumerEvent) {
-        if self.tx.try_send(event).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    pub(crate) fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-}
+pub type ConsumerEvents = EventReceiver<ConsumerEvent>;

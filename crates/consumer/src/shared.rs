@@ -12,8 +12,10 @@ use tokio::sync::{watch, Notify};
 
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
-use crate::events::{ConsumerEvent, EventSink};
-use crate::fetcher::FetchCounters;
+use mooring_group::EventSink;
+
+use crate::events::ConsumerEvent;
+use crate::fetcher::stats::FetchCounters;
 use crate::subscription::SubscriptionState;
 
 #[derive(Debug)]
@@ -30,7 +32,7 @@ pub(crate) struct Shared {
     /// Wakes the fetch loop: assignment, pause/resume, seek, backpressure resume, shutdown.
     pub(crate) wake: Notify,
     fatal: Mutex<Option<ConsumerError>>,
-    pub(crate) events: EventSink,
+    pub(crate) events: EventSink<ConsumerEvent>,
     /// `true` once shutdown is requested.
     pub(crate) shutdown: watch::Sender<bool>,
     /// When shutdown was first requested: the shutdown's bound runs from there.
@@ -56,7 +58,7 @@ impl Shared {
         subs: SubscriptionState,
         fetch_client: Client,
         memory: Arc<FrameMemory>,
-        events: EventSink,
+        events: EventSink<ConsumerEvent>,
     ) -> Self {
         Shared {
             config,
@@ -185,7 +187,7 @@ impl Shared {
     }
 
     pub(crate) fn emit(&self, event: ConsumerEvent) {
-        self.events.emit(event);
+        self.events.send(event);
     }
 
     /// Wakes the fetch loop (it also polls every 100 ms, so a missed wake only delays).

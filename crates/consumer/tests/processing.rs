@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mooring_consumer::processing::{
-    ConsumerRecord, EventReceiver, FailureAction, FailurePolicy, HandlerPanicked, OnFailure,
-    ProcessingConfig, ProcessingEngine, ProcessingEvent, ProcessingOrder, SubmitError,
+    ConsumerRecord, FailureAction, FailurePolicy, HandlerPanicked, OnFailure, ProcessingConfig,
+    ProcessingEngine, ProcessingEvent, ProcessingEvents, ProcessingOrder, SubmitError,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -79,7 +79,7 @@ impl Concurrency {
 
 type Log = Arc<Mutex<BTreeMap<i32, Vec<i64>>>>;
 
-fn drain_events(events: &mut EventReceiver) -> Vec<ProcessingEvent> {
+fn drain_events(events: &mut ProcessingEvents) -> Vec<ProcessingEvent> {
     let mut v = Vec::new();
     while let Ok(e) = events.try_recv() {
         v.push(e);

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mooring_consumer::processing::{
-    Batch, Batches, EngineError, EventReceiver, FailureAction, FailurePolicy, HandlerPanicked,
-    OnFailure, ProcessingConfig, ProcessingEngine, ProcessingEvent, ProcessingOrder,
+    Batch, Batches, EngineError, FailureAction, FailurePolicy, HandlerPanicked, OnFailure,
+    ProcessingConfig, ProcessingEngine, ProcessingEvent, ProcessingEvents, ProcessingOrder,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -44,7 +44,7 @@ fn config(concurrency: usize, max_batch_records: usize) -> ProcessingConfig {
     }
 }
 
-fn drain_events(events: &mut EventReceiver) -> Vec<ProcessingEvent> {
+fn drain_events(events: &mut ProcessingEvents) -> Vec<ProcessingEvent> {
     std::iter::from_fn(|| events.try_recv().ok()).collect()
 }
 

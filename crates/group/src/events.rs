@@ -249,19 +249,21 @@ pub struct GroupEvent {
     pub kind: GroupEventKind,
 }
 
-/// The receiving side, for the runtime or the telemetry exporter.
-pub type EventReceiver = mpsc::Receiver<GroupEvent>;
+/// The receiving side of an event channel: the member's events by default, for the runtime or
+/// the telemetry exporter; the consumer's and the processing engine's streams are the same
+/// channel of their own event types.
+pub type EventReceiver<E = GroupEvent> = mpsc::Receiver<E>;
 
-/// The sending side: never blocks, counts what it drops.
-#[derive(Debug, Clone)]
-pub struct EventSink {
-    tx: mpsc::Sender<GroupEvent>,
+/// The sending side of an event channel: never blocks, counts what it drops. Every event stream
+/// of Mooring (the member's, the processing engine's, the consumer's) is one of these.
+pub struct EventSink<E = GroupEvent> {
+    tx: mpsc::Sender<E>,
     dropped: Arc<AtomicU64>,
 }
 
-impl EventSink {
-    /// A sink and its receiver, `capacity` events deep.
-    pub fn channel(capacity: usize) -> (EventSink, EventReceiver) {
+impl<E> EventSink<E> {
+    /// A sink and its receiver, `capacity` events deep (at least one).
+    pub fn channel(capacity: usize) -> (EventSink<E>, EventReceiver<E>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         (
             EventSink {
@@ -272,12 +274,8 @@ impl EventSink {
         )
     }
 
-    /// Sends the event if there is room; otherwise drops and counts it.
-    pub fn emit(&self, kind: GroupEventKind) {
-        let event = GroupEvent {
-            at: SystemTime::now(),
-            kind,
-        };
+    /// Sends `event` if there is room; otherwise drops and counts it.
+    pub fn send(&self, event: E) {
         if self.tx.try_send(event).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -286,6 +284,36 @@ impl EventSink {
     /// Events dropped because the channel was full (or nobody listens).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl EventSink<GroupEvent> {
+    /// Sends what happened, stamped with the time now (see [`EventSink::send`]).
+    pub fn emit(&self, kind: GroupEventKind) {
+        self.send(GroupEvent {
+            at: SystemTime::now(),
+            kind,
+        });
+    }
+}
+
+// By hand: a derive would ask `E: Clone` / `E: Debug` of the events, which a sink never copies
+// or prints.
+impl<E> Clone for EventSink<E> {
+    fn clone(&self) -> Self {
+        EventSink {
+            tx: self.tx.clone(),
+            dropped: Arc::clone(&self.dropped),
+        }
+    }
+}
+
+impl<E> std::fmt::Debug for EventSink<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink")
+            .field("capacity", &self.tx.max_capacity())
+            .field("dropped", &self.dropped())
+            .finish()
     }
 }
 

@@ -4,6 +4,7 @@
 //! functions are in [`consumer::reaction`](super::consumer::reaction)); the unit tests drive
 //! every row through the member with scripted responses.
 
+use mooring_client::Error;
 use mooring_wire::error_code::ErrorCode;
 
 /// What the member does about a response's error code.
@@ -157,5 +158,16 @@ pub fn offset_fetch(code: ErrorCode) -> Reaction {
             Reaction::Rediscover
         }
         _ => Reaction::Fatal,
+    }
+}
+
+/// The code a member stopped by `error` is `Failed` with: the broker's when the error has one
+/// (SASL, authorization), SASL_AUTHENTICATION_FAILED for a TLS handshake refused (Kafka has no
+/// code for it; Java raises both as an `AuthenticationException`), UNSUPPORTED_VERSION for a
+/// request this client cannot encode.
+pub(crate) fn failed_code(error: &Error) -> ErrorCode {
+    match error {
+        Error::Tls { .. } => ErrorCode::SaslAuthenticationFailed,
+        other => other.code().unwrap_or(ErrorCode::UnsupportedVersion),
     }
 }

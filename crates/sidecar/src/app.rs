@@ -8,7 +8,7 @@ use mooring_client::config::Secret;
 
 use crate::alerts::{judge, AlertKind, AlertState};
 use crate::config::SidecarConfig;
-use crate::metrics::Metrics;
+use crate::metrics::{write_lag_families, Metrics};
 use crate::state::State;
 
 /// Configuration, metrics, state.
@@ -46,6 +46,15 @@ impl App {
     /// The state. Never hold the guard across an `.await`.
     pub fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What `GET /metrics` serves: evaluates the alerts (so their gauges are as of now), then the
+    /// registry's families, then the per-partition lag families from the lag table.
+    pub fn scrape(&self) -> String {
+        let _ = self.alerts();
+        let mut text = self.metrics.render();
+        write_lag_families(&mut text, &self.state().lag);
+        text
     }
 
     /// Every alert's state now; also sets the `mooring_alert_level` gauges and the poll-stall

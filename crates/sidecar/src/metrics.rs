@@ -5,7 +5,7 @@
 //! `lag.max.partitions`.
 //!
 //! The two per-partition lag families (`mooring_partition_lag_records`,
-//! `mooring_partition_lag_seconds`) are not in the registry: [`scrape`] writes them in the text
+//! `mooring_partition_lag_seconds`) are not in the registry: [`App::scrape`](crate::app::App::scrape) writes them in the text
 //! exposition format straight from the lag table ([`State::lag`](crate::state::State::lag),
 //! which the broker watch updates in place and `/debug/partitions` and the lag alerts read),
 //! after the registry's output. With
@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::app::App;
 use crate::state::PartitionLag;
 use crate::zones::FetchMetrics;
 use mooring_telemetry_schema::TopicPartition;
@@ -303,15 +302,6 @@ impl Metrics {
             .encode_to_string(&self.registry.gather())
             .unwrap_or_else(|e| format!("# encoding failed: {e}\n"))
     }
-}
-
-/// What `GET /metrics` serves: evaluates the alerts (so their gauges are as of now), then the
-/// registry's families, then the per-partition lag families from the lag table.
-pub fn scrape(app: &App) -> String {
-    let _ = app.alerts();
-    let mut text = app.metrics.render();
-    write_lag_families(&mut text, &app.state().lag);
-    text
 }
 
 /// `mooring_partition_lag_records`: its name and help text.

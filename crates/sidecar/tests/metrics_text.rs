@@ -9,7 +9,6 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_sidecar::metrics::scrape;
 use mooring_sidecar::state::PartitionLag;
 use mooring_sidecar::{App, SidecarConfig};
 use mooring_telemetry_schema::TopicPartition;
@@ -180,7 +179,7 @@ fn expected(rows: &[(&str, i32, &str, &str)]) -> Series {
 fn a_scrape_holds_exactly_the_tables_series_and_parses() {
     let app = App::new(SidecarConfig::from_toml("").expect("default config"));
     // Nothing watched yet: no lag family at all (as an empty GaugeVec was not exported).
-    let empty = scrape(&app);
+    let empty = app.scrape();
     promtool(&empty);
     assert!(lag_series(&empty).is_empty());
     assert!(!empty.contains("mooring_partition_lag"), "{empty}");
@@ -197,7 +196,7 @@ fn a_scrape_holds_exactly_the_tables_series_and_parses() {
         state.lag.insert(key(odd, 2), lag(9, f64::INFINITY));
         state.lag.insert(key("nan", 0), lag(1, f64::NAN));
     }
-    let text = scrape(&app);
+    let text = app.scrape();
     // The registry's families are still there, and the lag ones come after them.
     assert!(text.contains("# TYPE mooring_assigned_partitions gauge\n"));
     assert!(
@@ -233,7 +232,7 @@ fn a_scrape_holds_exactly_the_tables_series_and_parses() {
 
     // A partition no longer in the table: its two series go, the others stay.
     app.state().lag.remove(&key("orders", 1));
-    let text = scrape(&app);
+    let text = app.scrape();
     promtool(&text);
     let series = lag_series(&text);
     assert_eq!(series.len(), 10);
@@ -245,7 +244,7 @@ fn a_scrape_holds_exactly_the_tables_series_and_parses() {
 async fn until(app: &App, timeout: Duration, what: &str, done: impl Fn(&Series) -> bool) -> Series {
     let start = Instant::now();
     loop {
-        let text = scrape(app);
+        let text = app.scrape();
         let series = lag_series(&text);
         if done(&series) {
             promtool(&text);

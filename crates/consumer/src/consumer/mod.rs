@@ -24,7 +24,9 @@ use mooring_group::{GroupHandle, GroupProtocol, MemberSnapshot};
 
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
-use crate::events::{ConsumerEvents, EventSink};
+use mooring_group::EventSink;
+
+use crate::events::ConsumerEvents;
 use crate::fetcher::FetchStats;
 use crate::processing::{BatchHandler, Batches, Handler, ProcessingOrder};
 use crate::shared::Shared;
@@ -103,7 +105,7 @@ impl Consumer {
             .group
             .as_ref()
             .map_or(1024, |g| g.event_capacity.max(1024));
-        let (sink, events) = EventSink::new(capacity);
+        let (sink, events) = EventSink::channel(capacity);
         let subs = SubscriptionState::new(config.auto_offset_reset);
         Ok(Consumer {
             inner: Arc::new(Inner {

@@ -247,9 +247,9 @@ mod tests {
 
     use super::*;
     use crate::config::ConsumerConfig;
-    use crate::events::EventSink;
     use crate::processing::{ConsumerRecord, ProcessingConfig};
     use crate::subscription::SubscriptionState;
+    use mooring_group::EventSink;
 
     /// A consumer's shared state in group `g`, subscribed to topic `t`, with these properties
     /// besides (and its event stream, kept open).
@@ -261,7 +261,7 @@ mod tests {
         )
         .unwrap();
         let client = Client::new(config.client.clone()).unwrap();
-        let (sink, events) = EventSink::new(16);
+        let (sink, events) = EventSink::channel(16);
         let subs = SubscriptionState::new(config.auto_offset_reset);
         let shared = Arc::new(Shared::new(
             config,

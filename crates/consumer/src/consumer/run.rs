@@ -31,7 +31,7 @@ use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
 use crate::otel::spans::TraceInfo;
-use crate::processing::{Dispatch, EventReceiver, ProcessingEngine, StopReport};
+use crate::processing::{Dispatch, ProcessingEngine, ProcessingEvents, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
@@ -129,7 +129,7 @@ struct Lifecycle<'a, H: Dispatch> {
 
 impl<H: Dispatch> Lifecycle<'_, H> {
     /// Starts the tasks and joins the group; a failure to join stops the run.
-    async fn start(&mut self, mode: SubscriptionMode, engine_events: EventReceiver) {
+    async fn start(&mut self, mode: SubscriptionMode, engine_events: ProcessingEvents) {
         let shared = &self.shared;
         let weak = self.member.as_ref().map(GroupHandle::downgrade);
         if let Some(events) = self.member.as_ref().and_then(GroupHandle::take_events) {

@@ -183,7 +183,7 @@ mod tests {
 
     use super::*;
     use crate::processing::{
-        EventReceiver, FailurePolicy, ProcessingConfig, ProcessingEngine, ProcessingEvent,
+        FailurePolicy, ProcessingConfig, ProcessingEngine, ProcessingEvent, ProcessingEvents,
         ProcessingOrder,
     };
     use crate::{Consumer, ConsumerConfig, TopicPartition};
@@ -197,7 +197,7 @@ mod tests {
         config: ProcessingConfig,
     ) -> (
         ProcessingEngine<StreamHandler>,
-        EventReceiver,
+        ProcessingEvents,
         RecordStream,
         ShutdownHandle,
     ) {
@@ -218,7 +218,7 @@ mod tests {
             .expect("the stream is open")
     }
 
-    fn drain_events(events: &mut EventReceiver) -> Vec<ProcessingEvent> {
+    fn drain_events(events: &mut ProcessingEvents) -> Vec<ProcessingEvent> {
         std::iter::from_fn(|| events.try_recv().ok()).collect()
     }
 

@@ -14,8 +14,7 @@ use std::sync::Arc;
 use mooring_client::metadata::Metadata;
 use mooring_client::Client;
 use mooring_group::{
-    EventReceiver as GroupEvents, FencedPolicy, GroupProtocol, MemberSnapshot, MemberState,
-    WeakGroupHandle,
+    EventReceiver, FencedPolicy, GroupProtocol, MemberSnapshot, MemberState, WeakGroupHandle,
 };
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -23,7 +22,7 @@ use tokio::task::JoinHandle;
 use super::commit::{commit_offsets, CommitLock, EngineOps};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
-use crate::processing::{Dispatch, EventReceiver, ProcessingEngine, ProcessingEvent};
+use crate::processing::{Dispatch, ProcessingEngine, ProcessingEvent, ProcessingEvents};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
 
@@ -39,7 +38,7 @@ impl Drop for AbortOnDrop {
 /// Forwards the member's events until `flush` fires (or its sender is dropped), then forwards
 /// what is queued and ends. It also ends when the member's event channel closes.
 pub(crate) async fn forward_group_events(
-    mut events: GroupEvents,
+    mut events: EventReceiver,
     shared: Arc<Shared>,
     mut flush: oneshot::Receiver<()>,
 ) {
@@ -58,7 +57,7 @@ pub(crate) async fn forward_group_events(
 }
 
 pub(crate) async fn forward_engine_events(
-    mut events: EventReceiver,
+    mut events: ProcessingEvents,
     shared: Arc<Shared>,
     member: Option<WeakGroupHandle<Client>>,
 ) {

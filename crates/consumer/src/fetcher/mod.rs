@@ -78,7 +78,7 @@ mod replica;
 pub(crate) mod request;
 pub(crate) mod session;
 mod sizes;
-mod stats;
+pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
 
@@ -109,7 +109,6 @@ use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
 use records::Inflation;
 use replica::ReadReplicas;
 use session::{FetchSession, PartitionRequest, SessionRequest};
-pub(crate) use stats::FetchCounters;
 pub use stats::{BrokerFetchStats, FetchStats};
 
 /// Why a partition's answer could not be read.

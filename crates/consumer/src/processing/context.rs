@@ -14,11 +14,11 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
-use super::events::EventSink;
 use super::{
     Dispatch, FailurePolicy, HandlerFailure, LatencyHistogram, ProcessingConfig, ProcessingEvent,
 };
 use crate::otel::spans::TraceInfo;
+use mooring_group::EventSink;
 
 /// Locks a mutex whose data stays consistent enough for counters after a panic elsewhere.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,7 +94,7 @@ pub(crate) struct Context<H> {
     pub(crate) config: ProcessingConfig,
     pub(crate) policy: FailurePolicy,
     pub(crate) trace: TraceInfo,
-    pub(crate) events: EventSink,
+    pub(crate) events: EventSink<ProcessingEvent>,
     /// The global concurrency bound. Permits are taken with `forget` and given back with
     /// `add_permits`, so a lane counts the permits it holds.
     pub(crate) permits: Arc<Semaphore>,
@@ -117,7 +117,7 @@ impl<H: Dispatch> Context<H> {
         config: ProcessingConfig,
         handler: H,
         trace: TraceInfo,
-        events: EventSink,
+        events: EventSink<ProcessingEvent>,
     ) -> Self {
         Context {
             handler,
@@ -201,7 +201,7 @@ impl<H> Context<H> {
     }
 
     pub(crate) fn emit(&self, event: ProcessingEvent) {
-        self.events.emit(event);
+        self.events.send(event);
     }
 
     pub(crate) fn lane_gone(&self, last_progress: u64) {

@@ -14,15 +14,15 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::context::{Context, Stats};
-use super::events::EventSink;
 use super::lane::{Bounds, LaneHandle, LaneState};
 use super::run::Lane;
 use super::{
-    watchdog, BatchInfo, Dispatch, EngineError, EventReceiver, HandlerFailure, ProcessingConfig,
+    watchdog, BatchInfo, Dispatch, EngineError, HandlerFailure, ProcessingConfig, ProcessingEvents,
     ProcessingMetrics, SubmitError,
 };
 use crate::otel::spans::TraceInfo;
 use crate::TopicPartition;
+use mooring_group::EventSink;
 
 /// What [`ProcessingEngine::submit`] accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +56,7 @@ struct Table {
     closed: bool,
 }
 
-pub(crate) struct Shared<H: Dispatch> {
+struct Shared<H: Dispatch> {
     pub(crate) ctx: Arc<Context<H>>,
     table: RwLock<Table>,
     runtime: tokio::runtime::Handle,
@@ -72,7 +72,7 @@ impl<H: Dispatch> Shared<H> {
     }
 
     /// Reports records past `max.poll.interval.ms`; returns whether the watchdog should go on.
-    pub(crate) fn watchdog_tick(&self, now: Instant) -> bool {
+    fn watchdog_tick(&self, now: Instant) -> bool {
         let now = self.ctx.ns_of(now);
         let table = self.read();
         for lane in table.live.values() {
@@ -189,7 +189,10 @@ impl<H: Dispatch> ProcessingEngine<H> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn new(config: ProcessingConfig, handler: H) -> Result<(Self, EventReceiver), EngineError> {
+    pub fn new(
+        config: ProcessingConfig,
+        handler: H,
+    ) -> Result<(Self, ProcessingEvents), EngineError> {
         Self::with_trace(config, handler, TraceInfo::default())
     }
 
@@ -198,23 +201,24 @@ impl<H: Dispatch> ProcessingEngine<H> {
         config: ProcessingConfig,
         handler: H,
         trace: TraceInfo,
-    ) -> Result<(Self, EventReceiver), EngineError> {
+    ) -> Result<(Self, ProcessingEvents), EngineError> {
         if H::BATCHES {
             config.validate_for_batches()?;
         } else {
             config.validate()?;
         }
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
-        let (sink, events) = EventSink::new(config.event_capacity);
+        let (sink, events) = EventSink::channel(config.event_capacity);
         let period = config.effective_watchdog_interval();
         let shared = Arc::new(Shared {
             ctx: Arc::new(Context::new(config, handler, trace, sink)),
             table: RwLock::new(Table::default()),
             runtime,
         });
-        shared
-            .runtime
-            .spawn(watchdog::run(Arc::downgrade(&shared), period));
+        let engine = Arc::downgrade(&shared);
+        shared.runtime.spawn(watchdog::run(period, move |now| {
+            engine.upgrade().is_some_and(|s| s.watchdog_tick(now))
+        }));
         Ok((ProcessingEngine { shared }, events))
     }
 

@@ -7,16 +7,15 @@
 //!
 //! [`ProcessingMetrics::events_dropped_total`]: super::ProcessingMetrics::events_dropped_total
 
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use mooring_group::EventReceiver;
 
 use super::HandlerError;
 use crate::TopicPartition;
 
 /// The receiving end of the engine's events.
-pub type EventReceiver = mpsc::Receiver<ProcessingEvent>;
+pub type ProcessingEvents = EventReceiver<ProcessingEvent>;
 
 /// Something the application or the fetcher should act on.
 #[derive(Debug, Clone)]
@@ -90,36 +89,6 @@ pub enum FailureAction {
     Skip,
     /// It stops dispatching; the record (every record of the batch) stays uncommitted.
     Stop,
-}
-
-/// The sending side: never waits, counts what it drops.
-#[derive(Debug)]
-pub(crate) struct EventSink {
-    tx: mpsc::Sender<ProcessingEvent>,
-    dropped: AtomicU64,
-}
-
-impl EventSink {
-    pub(crate) fn new(capacity: usize) -> (Self, EventReceiver) {
-        let (tx, rx) = mpsc::channel(capacity);
-        (
-            EventSink {
-                tx,
-                dropped: AtomicU64::new(0),
-            },
-            rx,
-        )
-    }
-
-    pub(crate) fn emit(&self, event: ProcessingEvent) {
-        if self.tx.try_send(event).is_err() {
-            self.dropped.fetch_add(1, AtomicOrdering::Relaxed);
-        }
-    }
-
-    pub(crate) fn dropped(&self) -> u64 {
-        self.dropped.load(AtomicOrdering::Relaxed)
-    }
 }
 
 /// The failure that stopped dispatching (policy [`OnFailure::Stop`](super::OnFailure::Stop)).

@@ -128,7 +128,7 @@ pub use config::{FailurePolicy, OnFailure, ProcessingConfig, ProcessingOrder};
 pub use dispatch::Dispatch;
 pub use engine::{ProcessingEngine, StopReport, Submitted};
 pub use error::{EngineError, SubmitError};
-pub use events::{EventReceiver, FailureAction, HandlerFailure, ProcessingEvent};
+pub use events::{FailureAction, HandlerFailure, ProcessingEvent, ProcessingEvents};
 pub(crate) use handler::NotProcessed;
 pub use handler::{Handler, HandlerError, HandlerPanicked};
 pub use metrics::{LatencyHistogram, OverdueHandler, PartitionMetrics, ProcessingMetrics};

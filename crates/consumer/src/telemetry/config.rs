@@ -2,7 +2,7 @@
 //!
 //! | property | default | meaning |
 //! |---|---|---|
-//! | `mooring.telemetry.enabled` | `false` | start the exporter from the config ([`TelemetryExporter::from_config`]) |
+//! | `mooring.telemetry.enabled` | `false` | start the exporter from the config ([`TelemetryExporter::from_config`](super::TelemetryExporter::from_config)) |
 //! | `mooring.telemetry.endpoint` | `http://127.0.0.1:9464/v1/events` | the sidecar's ingest URL (plain `http://`, a loopback host) |
 //! | `mooring.telemetry.endpoint.allow.remote` | `false` | `true`: a host other than loopback is allowed (telemetry then crosses the network in plain text) |
 //! | `mooring.telemetry.token.file` | (none) | the file holding the sidecar's ingest credential (its `ingest.token.file`), sent as `Authorization: Bearer` and read before each POST |
@@ -23,9 +23,8 @@ use std::time::Duration;
 
 use mooring_client::config::{key, KeySpec, ValueKind, BOOL};
 
-use super::exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 use super::http::Endpoint;
-use crate::{Consumer, ConsumerError, ConsumerEvents};
+use crate::ConsumerError;
 
 /// Where and how the exporter sends telemetry. [`ExporterConfig::new`] gives the defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,43 +223,6 @@ impl TelemetryConfig {
         }
         Ok(())
     }
-}
-
-impl TelemetryExporter {
-    /// Starts the exporter as the consumer's config says: `Ok(None)` (and nothing started) unless
-    /// `mooring.telemetry.enabled` is `true`. Like [`spawn`](Self::spawn), it takes the
-    /// consumer's event stream; [`from_config_tee`](Self::from_config_tee) hands it on.
-    pub fn from_config(consumer: &Consumer) -> Result<Option<ExporterHandle>, TelemetryError> {
-        match enabled(consumer) {
-            Some(config) => Self::spawn(consumer, config).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// As [`from_config`](Self::from_config), for an application that reads the event stream
-    /// too: the events come back, each after the exporter took its copy. When telemetry is off
-    /// no exporter starts and the stream is the consumer's own. The exporter never waits for the
-    /// application: a full stream drops the application's copy (the exporter's stays).
-    pub fn from_config_tee(
-        consumer: &Consumer,
-    ) -> Result<(Option<ExporterHandle>, ConsumerEvents), TelemetryError> {
-        match enabled(consumer) {
-            Some(config) => {
-                let (handle, events) = Self::spawn_tee(consumer, config)?;
-                Ok((Some(handle), events))
-            }
-            None => {
-                let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
-                Ok((None, events))
-            }
-        }
-    }
-}
-
-fn enabled(consumer: &Consumer) -> Option<ExporterConfig> {
-    let (shared, _) = consumer.telemetry_view();
-    let telemetry = &shared.config.telemetry;
-    telemetry.enabled.then(|| telemetry.exporter.clone())
 }
 
 #[cfg(test)]

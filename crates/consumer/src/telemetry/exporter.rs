@@ -406,3 +406,40 @@ fn write_line(body: &mut Vec<u8>, envelope: &Envelope) {
         body.push(b'\n');
     }
 }
+
+impl TelemetryExporter {
+    /// Starts the exporter as the consumer's config says: `Ok(None)` (and nothing started) unless
+    /// `mooring.telemetry.enabled` is `true`. Like [`spawn`](Self::spawn), it takes the
+    /// consumer's event stream; [`from_config_tee`](Self::from_config_tee) hands it on.
+    pub fn from_config(consumer: &Consumer) -> Result<Option<ExporterHandle>, TelemetryError> {
+        match enabled(consumer) {
+            Some(config) => Self::spawn(consumer, config).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// As [`from_config`](Self::from_config), for an application that reads the event stream
+    /// too: the events come back, each after the exporter took its copy. When telemetry is off
+    /// no exporter starts and the stream is the consumer's own. The exporter never waits for the
+    /// application: a full stream drops the application's copy (the exporter's stays).
+    pub fn from_config_tee(
+        consumer: &Consumer,
+    ) -> Result<(Option<ExporterHandle>, ConsumerEvents), TelemetryError> {
+        match enabled(consumer) {
+            Some(config) => {
+                let (handle, events) = Self::spawn_tee(consumer, config)?;
+                Ok((Some(handle), events))
+            }
+            None => {
+                let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
+                Ok((None, events))
+            }
+        }
+    }
+}
+
+fn enabled(consumer: &Consumer) -> Option<ExporterConfig> {
+    let (shared, _) = consumer.telemetry_view();
+    let telemetry = &shared.config.telemetry;
+    telemetry.enabled.then(|| telemetry.exporter.clone())
+}

@@ -86,7 +86,7 @@ pub(crate) async fn run<T: GroupTransport>(
                             api: "Heartbeat",
                             generation,
                             member_id: current.member_id.clone(),
-                            code: super::member::failed_code(&e),
+                            code: crate::reaction::failed_code(&e),
                             failure: Some(e),
                         })
                         .await;

@@ -57,17 +57,6 @@ enum Attempt {
     Stop,
 }
 
-/// The code a member stopped by `error` is `Failed` with: the broker's when the error has one
-/// (SASL, authorization), SASL_AUTHENTICATION_FAILED for a TLS handshake refused (Kafka has no
-/// code for it; Java raises both as an `AuthenticationException`), UNSUPPORTED_VERSION for a
-/// request this client cannot encode.
-pub(crate) fn failed_code(error: &Error) -> ErrorCode {
-    match error {
-        Error::Tls { .. } => ErrorCode::SaslAuthenticationFailed,
-        other => other.code().unwrap_or(ErrorCode::UnsupportedVersion),
-    }
-}
-
 pub(crate) struct Member<T, L> {
     pub(crate) transport: Arc<T>,
     pub(crate) listener: Arc<L>,
@@ -555,7 +544,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         started: Instant,
         phases: PhaseTimings,
     ) {
-        let code = failed_code(&error);
+        let code = reaction::failed_code(&error);
         self.stop_failed(api, error, code, started, phases).await;
     }
 

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::heartbeat::{unreleased_backoff, Wanted};
 use super::member::{ConsumerMember, InFlight, Sent, Unreleased};
 use super::reaction;
-use super::reconcile::Target;
+use super::target::Target;
 use crate::events::{GroupEventKind, RebalanceCause};
 use crate::listener::RebalanceListener;
 use crate::reaction::Reaction;
@@ -153,7 +153,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             }
         }
         if error.is_fatal() {
-            let code = crate::classic::member::failed_code(&error);
+            let code = crate::reaction::failed_code(&error);
             self.on_fatal(error, code);
             return;
         }

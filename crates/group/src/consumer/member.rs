@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
 use super::heartbeat::{new_member_id, OwnedById, SentFields, Subscription};
-use super::reconcile::{Reconciliation, Target};
+use super::target::{Reconciliation, Target};
 use crate::assignor::RebalanceProtocol;
 use crate::command::{listener_until, Command, Ending};
 use crate::config::{GroupConfig, GroupProtocol};

@@ -119,6 +119,7 @@ mod leave;
 pub(crate) mod member;
 pub mod reaction;
 mod reconcile;
+mod target;
 
 #[cfg(test)]
 mod tests;

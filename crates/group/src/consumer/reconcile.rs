@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::member::ConsumerMember;
+use super::target::{Reconciliation, Target};
 use crate::assignor::RebalanceProtocol;
 use crate::events::{GroupEventKind, RebalanceCause, ReconcileTimings};
 use crate::listener::RebalanceListener;
@@ -25,28 +26,6 @@ use crate::state::ConsumerMemberState;
 use crate::trace;
 use crate::transport::GroupTransport;
 use mooring_client::TopicPartition;
-
-/// A target assignment as the coordinator gave it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
-    /// Bumped for every target that differs from the one before.
-    pub(crate) seq: u64,
-    /// The member epoch it came with.
-    pub(crate) epoch: i32,
-    pub(crate) partitions: BTreeMap<Uuid, BTreeSet<i32>>,
-    pub(crate) received: Instant,
-}
-
-/// A reconciliation done, waiting for the coordinator to answer its acknowledgement.
-#[derive(Debug, Clone)]
-pub(crate) struct Reconciliation {
-    pub(crate) epoch: i32,
-    pub(crate) added: Vec<TopicPartition>,
-    pub(crate) revoked: Vec<TopicPartition>,
-    pub(crate) received: Instant,
-    pub(crate) assigned_at: Instant,
-    pub(crate) timings: ReconcileTimings,
-}
 
 /// A target resolved to names.
 #[derive(Debug, Default)]
@@ -233,7 +212,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             match looked_up {
                 Ok(found) => names.extend(found),
                 Err(error) if error.is_fatal() => {
-                    let code = crate::classic::member::failed_code(&error);
+                    let code = crate::reaction::failed_code(&error);
                     self.on_fatal(error, code);
                     return None;
                 }

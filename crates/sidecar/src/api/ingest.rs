@@ -32,14 +32,14 @@ pub(crate) async fn events(
 }
 
 /// The registry's families, then the per-partition lag families written from the lag table
-/// ([`crate::metrics::scrape`]).
+/// ([`App::scrape`](crate::app::App::scrape)).
 pub(crate) async fn metrics(State(app): State<Arc<App>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        crate::metrics::scrape(&app),
+        app.scrape(),
     )
         .into_response()
 }

@@ -872,7 +872,7 @@ async fn render(mut args: RenderArgs) -> Result<bool, Error> {
         );
     }
     println!(
-        "  render in this process on the same series (metrics::scrape: alerts + registry + lag table, no HTTP), {} runs: min {:.3} ms, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; {} bytes; this process waited {:.2} s for a CPU in {:.2} s of rendering",
+        "  render in this process on the same series (App::scrape: alerts + registry + lag table, no HTTP), {} runs: min {:.3} ms, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; {} bytes; this process waited {:.2} s for a CPU in {:.2} s of rendering",
         inproc.times.len(),
         pct(&inproc.times, 0.0),
         pct(&inproc.times, 50.0),
@@ -1004,7 +1004,7 @@ fn render_in_process(topic: &str, n: i32, per_tick: u64, runs: usize) -> Result<
     let before = schedstat("self");
     for _ in 0..runs.max(1) {
         let t0 = Instant::now();
-        let text = mooring_sidecar::metrics::scrape(&app);
+        let text = app.scrape();
         times.push(t0.elapsed().as_secs_f64() * 1000.0);
         bytes = text.len();
     }

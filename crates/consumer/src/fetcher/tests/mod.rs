@@ -27,7 +27,9 @@ use super::session::SessionRequest;
 use super::{Fetcher, Outcome};
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
-use crate::events::{ConsumerEvent, ConsumerEvents, EventSink};
+use mooring_group::EventSink;
+
+use crate::events::{ConsumerEvent, ConsumerEvents};
 use crate::processing::{ConsumerRecord, Handler, ProcessingEngine};
 use crate::shared::Shared;
 use crate::subscription::{OffsetResetStrategy, SubscriptionState};
@@ -79,7 +81,7 @@ fn harness_with(partitions: &[TopicPartition], extra: &[(&str, &str)]) -> Harnes
     props.extend_from_slice(extra);
     let config = ConsumerConfig::from_properties(props).expect("config");
     let client = Client::new(config.client.clone()).expect("client");
-    let (sink, events) = EventSink::new(256);
+    let (sink, events) = EventSink::channel(256);
     let mut subs = SubscriptionState::new(OffsetResetStrategy::Earliest);
     subs.assign(partitions.iter().cloned()).expect("assign");
     for p in partitions {
