@@ -30,7 +30,7 @@ use super::{Inner, Running};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
-use crate::otel::spans::TraceInfo;
+use crate::processing::spans::TraceInfo;
 use crate::processing::{Dispatch, ProcessingEngine, ProcessingEvents, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;

@@ -694,7 +694,7 @@ impl<H: Dispatch> Fetcher<H> {
             Some(_) if data.last_stable_offset >= 0 => data.last_stable_offset,
             _ => data.high_watermark,
         };
-        let span = records::Span {
+        let window = records::OffsetWindow {
             position: position.offset,
             end: (end >= 0).then_some(end),
         };
@@ -702,7 +702,7 @@ impl<H: Dispatch> Fetcher<H> {
             bytes,
             &tp.topic,
             tp.partition,
-            span,
+            window,
             aborted.as_deref(),
             inflation,
         ) {

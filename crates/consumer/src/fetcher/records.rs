@@ -100,19 +100,23 @@ impl Inflation {
 /// watermark (the last stable offset under `read_committed`) the response reported, exclusive,
 /// when it reported one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
+pub(crate) struct OffsetWindow {
     pub position: i64,
     pub end: Option<i64>,
 }
 
 /// Why `batch`, read after a batch ending at `previous_last` (if any), cannot be where it is.
-fn implausible(batch: &RawBatch, span: Span, previous_last: Option<i64>) -> Option<RecordsError> {
+fn implausible(
+    batch: &RawBatch,
+    window: OffsetWindow,
+    previous_last: Option<i64>,
+) -> Option<RecordsError> {
     let header = batch.header();
-    let reason = if header.last_offset() < span.position {
+    let reason = if header.last_offset() < window.position {
         "wholly before the fetch position"
     } else if previous_last.is_some_and(|last| header.base_offset <= last) {
         "not after the batch before it"
-    } else if span.end.is_some_and(|end| header.last_offset() >= end) {
+    } else if window.end.is_some_and(|end| header.last_offset() >= end) {
         "at or past the high watermark"
     } else if header.last_offset() < header.base_offset {
         "its last offset is before its base offset"
@@ -129,17 +133,17 @@ fn implausible(batch: &RawBatch, span: Span, previous_last: Option<i64>) -> Opti
     })
 }
 
-/// Extracts the records at or after `span.position`. `aborted` is `Some` under `read_committed`
+/// Extracts the records at or after `window.position`. `aborted` is `Some` under `read_committed`
 /// (the response's aborted transactions, possibly empty) and `None` under `read_uncommitted`.
 pub(crate) fn extract(
     bytes: Bytes,
     topic: &str,
     partition: i32,
-    span: Span,
+    window: OffsetWindow,
     aborted: Option<&[AbortedTransaction]>,
     inflation: &mut Inflation,
 ) -> Result<Extracted, RecordsError> {
-    let position = span.position;
+    let position = window.position;
     let mut out = Extracted {
         records: Vec::new(),
         next_offset: position,
@@ -168,7 +172,7 @@ pub(crate) fn extract(
             Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
             Err(_) => break,
         };
-        if let Some(e) = implausible(&batch, span, previous_last) {
+        if let Some(e) = implausible(&batch, window, previous_last) {
             if out.next_offset == position && out.records.is_empty() {
                 return Err(e);
             }
@@ -265,11 +269,11 @@ mod tests {
         bytes: Bytes,
         topic: &str,
         partition: i32,
-        span: Span,
+        window: OffsetWindow,
         aborted: Option<&[AbortedTransaction]>,
     ) -> Result<Extracted, RecordsError> {
         let mut inflation = Inflation::new(&FrameMemory::new(usize::MAX), 0);
-        super::extract(bytes, topic, partition, span, aborted, &mut inflation)
+        super::extract(bytes, topic, partition, window, aborted, &mut inflation)
     }
 
     #[test]
@@ -357,8 +361,8 @@ mod tests {
     }
 
     /// From `position`, with no high watermark reported.
-    fn at(position: i64) -> Span {
-        Span {
+    fn at(position: i64) -> OffsetWindow {
+        OffsetWindow {
             position,
             end: None,
         }
@@ -498,7 +502,7 @@ mod tests {
         );
         assert_eq!(e.next_offset, 5);
         let past_the_end = encode(&[data_batch(1 << 40, 5, None)]);
-        let span = Span {
+        let span = OffsetWindow {
             position: 0,
             end: Some(100),
         };
@@ -511,7 +515,7 @@ mod tests {
             below_the_end,
             "t",
             0,
-            Span {
+            OffsetWindow {
                 position: 95,
                 end: Some(100)
             },

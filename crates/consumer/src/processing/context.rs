@@ -14,10 +14,10 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
+use super::spans::TraceInfo;
 use super::{
     Dispatch, FailurePolicy, HandlerFailure, LatencyHistogram, ProcessingConfig, ProcessingEvent,
 };
-use crate::otel::spans::TraceInfo;
 use mooring_group::EventSink;
 
 /// Locks a mutex whose data stays consistent enough for counters after a panic elsewhere.

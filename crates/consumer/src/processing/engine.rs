@@ -16,11 +16,11 @@ use tokio::time::Instant;
 use super::context::{Context, Stats};
 use super::lane::{Bounds, LaneHandle, LaneState};
 use super::run::Lane;
+use super::spans::TraceInfo;
 use super::{
     watchdog, BatchInfo, Dispatch, EngineError, HandlerFailure, ProcessingConfig, ProcessingEvents,
     ProcessingMetrics, SubmitError,
 };
-use crate::otel::spans::TraceInfo;
 use crate::TopicPartition;
 use mooring_group::EventSink;
 

@@ -119,6 +119,7 @@ mod metrics;
 mod queue;
 mod record;
 mod run;
+pub(crate) mod spans;
 mod task;
 mod tracker;
 mod watchdog;

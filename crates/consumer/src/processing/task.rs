@@ -15,11 +15,11 @@ use tracing::Instrument;
 use super::context::{Context, Stats};
 use super::dispatch::BoxError;
 use super::handler::NotProcessed;
+use super::spans::{self, TraceInfo};
 use super::{
     Batch, ConsumerRecord, Dispatch, FailureAction, HandlerError, HandlerPanicked, OnFailure,
     ProcessingEvent,
 };
-use crate::otel::spans::{self, TraceInfo};
 use crate::TopicPartition;
 
 /// What one call of the handler gets: a record, or a batch. Cloned for each attempt but the last
