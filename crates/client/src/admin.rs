@@ -21,6 +21,7 @@ use mooring_wire::primitives::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::offsets::{OffsetAndMetadata, OffsetAndTimestamp, OffsetSpec};
 use crate::requests;
 use crate::topic::TopicPartition;
 
@@ -74,49 +75,6 @@ pub struct GroupListing {
     pub state: String,
     /// The group type, `classic` or `consumer` (v5+), empty before.
     pub group_type: String,
-}
-
-/// A committed offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommittedOffset {
-    /// The offset of the next record to consume.
-    pub offset: i64,
-    /// The leader epoch of the last consumed record, if committed with one (KIP-320).
-    pub leader_epoch: Option<i32>,
-    /// The commit's metadata string.
-    pub metadata: Option<String>,
-}
-
-/// Which offset ListOffsets should find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OffsetSpec {
-    /// The log start offset.
-    Earliest,
-    /// The log end offset (high watermark for read_uncommitted).
-    Latest,
-    /// The first offset whose timestamp is at or after this many ms since the epoch.
-    ByTime(i64),
-}
-
-impl OffsetSpec {
-    fn timestamp(self) -> i64 {
-        match self {
-            OffsetSpec::Earliest => -2,
-            OffsetSpec::Latest => -1,
-            OffsetSpec::ByTime(ms) => ms,
-        }
-    }
-}
-
-/// An offset ListOffsets found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ListedOffset {
-    /// The offset; -1 when [`OffsetSpec::ByTime`] is later than every record.
-    pub offset: i64,
-    /// The record's timestamp (for `ByTime`), -1 otherwise.
-    pub timestamp: i64,
-    /// The leader epoch of the offset, if the broker gave one.
-    pub leader_epoch: Option<i32>,
 }
 
 fn epoch(value: i32) -> Option<i32> {
@@ -310,7 +268,7 @@ impl Client {
         &self,
         group: &str,
         partitions: Option<&[TopicPartition]>,
-    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>> {
+    ) -> Result<BTreeMap<TopicPartition, OffsetAndMetadata>> {
         let by_topic: Option<BTreeMap<String, Vec<i32>>> = partitions.map(|list| {
             let mut map: BTreeMap<String, Vec<i32>> = BTreeMap::new();
             for tp in list {
@@ -408,10 +366,10 @@ impl Client {
             }
             out.insert(
                 TopicPartition::new(name, partition),
-                CommittedOffset {
+                OffsetAndMetadata {
                     offset,
                     leader_epoch: epoch(leader_epoch),
-                    metadata: meta,
+                    metadata: meta.unwrap_or_default(),
                 },
             );
         }
@@ -424,7 +382,7 @@ impl Client {
         &self,
         partitions: &[TopicPartition],
         spec: OffsetSpec,
-    ) -> Result<BTreeMap<TopicPartition, ListedOffset>> {
+    ) -> Result<BTreeMap<TopicPartition, OffsetAndTimestamp>> {
         self.list_offsets_with(partitions, spec, false).await
     }
 
@@ -435,7 +393,7 @@ impl Client {
         partitions: &[TopicPartition],
         spec: OffsetSpec,
         read_committed: bool,
-    ) -> Result<BTreeMap<TopicPartition, ListedOffset>> {
+    ) -> Result<BTreeMap<TopicPartition, OffsetAndTimestamp>> {
         let mut out = BTreeMap::new();
         let mut todo: BTreeSet<TopicPartition> = partitions.iter().cloned().collect();
         let deadline = Instant::now() + self.config().default_api_timeout;
@@ -505,7 +463,7 @@ impl Client {
                             ErrorCode::None => {
                                 out.insert(
                                     tp.clone(),
-                                    ListedOffset {
+                                    OffsetAndTimestamp {
                                         offset: p.offset,
                                         timestamp: p.timestamp,
                                         leader_epoch: epoch(p.leader_epoch),
@@ -626,6 +584,6 @@ mod tests {
     fn offset_specs() {
         assert_eq!(OffsetSpec::Earliest.timestamp(), -2);
         assert_eq!(OffsetSpec::Latest.timestamp(), -1);
-        assert_eq!(OffsetSpec::ByTime(5).timestamp(), 5);
+        assert_eq!(OffsetSpec::Timestamp(5).timestamp(), 5);
     }
 }

@@ -515,7 +515,7 @@ impl Drop for KillOnDrop {
 
 #[tokio::test]
 async fn admin_lookups_on_a_java_consumer_group() {
-    use mooring_client::admin::OffsetSpec;
+    use mooring_client::OffsetSpec;
     use mooring_client::TopicPartition;
     use std::process::{Command, Stdio};
 
@@ -606,11 +606,11 @@ async fn admin_lookups_on_a_java_consumer_group() {
         .await
         .unwrap();
     let by_time = client
-        .list_offsets(&all, OffsetSpec::ByTime(0))
+        .list_offsets(&all, OffsetSpec::Timestamp(0))
         .await
         .unwrap();
     let future = client
-        .list_offsets(&all, OffsetSpec::ByTime(i64::MAX / 2))
+        .list_offsets(&all, OffsetSpec::Timestamp(i64::MAX / 2))
         .await
         .unwrap();
     for tp in &all {

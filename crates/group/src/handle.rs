@@ -15,11 +15,12 @@ use super::config::{GroupConfig, GroupProtocol};
 use super::consumer::member::ConsumerMember;
 use super::events::{EventReceiver, EventSink};
 use super::listener::RebalanceListener;
-use super::offsets::{InvalidatedSlot, OffsetAndMetadata, Shared};
+use super::offsets::{InvalidatedSlot, Shared};
 use super::state::MemberSnapshot;
 use crate::assignor::Assignor;
 use crate::transport::GroupTransport;
 use mooring_client::error::{Error, Result};
+use mooring_client::OffsetAndMetadata;
 use mooring_client::TopicPartition;
 
 /// Starts group members.

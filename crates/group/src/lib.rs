@@ -54,8 +54,8 @@ pub use events::{
 };
 pub use handle::{GroupHandle, GroupMember, WeakGroupHandle};
 pub use listener::{NoopListener, RebalanceListener};
+pub use mooring_client::OffsetAndMetadata;
 pub use mooring_client::TopicPartition;
-pub use offsets::OffsetAndMetadata;
 pub use state::{ConsumerMemberState, MemberSnapshot, MemberState};
 pub use transport::GroupTransport;
 

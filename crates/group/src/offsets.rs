@@ -51,29 +51,7 @@ use crate::requests::{self, CommitTarget, PartitionOffset};
 use crate::transport::GroupTransport;
 use mooring_client::admin::{offset_fetch_error, offset_fetch_rows};
 use mooring_client::error::{Error, Result};
-use mooring_client::TopicPartition;
-
-/// An offset to commit, or a committed one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetAndMetadata {
-    /// The next offset to read.
-    pub offset: i64,
-    /// The leader epoch of the last record read, if known (KIP-320).
-    pub leader_epoch: Option<i32>,
-    /// Free-form metadata stored with the offset.
-    pub metadata: Option<String>,
-}
-
-impl OffsetAndMetadata {
-    /// An offset without epoch or metadata.
-    pub fn new(offset: i64) -> Self {
-        OffsetAndMetadata {
-            offset,
-            leader_epoch: None,
-            metadata: None,
-        }
-    }
-}
+use mooring_client::{OffsetAndMetadata, TopicPartition};
 
 /// How far a commit got, kept by its caller so a commit cut off by its deadline can still say
 /// which generation it used and why its last attempt failed.
@@ -587,7 +565,7 @@ impl<T: GroupTransport> Shared<T> {
             let value = (row.offset >= 0).then(|| OffsetAndMetadata {
                 offset: row.offset,
                 leader_epoch: (row.leader_epoch >= 0).then_some(row.leader_epoch),
-                metadata: row.metadata.filter(|m| !m.is_empty()),
+                metadata: row.metadata.unwrap_or_default(),
             });
             found.insert(TopicPartition::new(name, row.partition), value);
         }

@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_client::admin::{ConsumerGroupDescription, GroupDescription, OffsetSpec};
+use mooring_client::admin::{ConsumerGroupDescription, GroupDescription};
 use mooring_client::Client;
+use mooring_client::OffsetSpec;
 use mooring_client::TopicPartition;
 use tokio::sync::watch;
 

@@ -22,7 +22,6 @@ use crate::events::ConsumerEvent;
 use crate::otel::spans;
 use crate::processing::{Dispatch, ProcessingEngine};
 use crate::shared::Shared;
-use crate::subscription::CommittedOffset;
 use crate::TopicPartition;
 
 /// The engine seen through what commits and manual assignment need, without its handler type.
@@ -138,7 +137,7 @@ pub(crate) async fn commit_offsets(
     }
     let mut subs = shared.subs();
     for (tp, offset) in todo {
-        subs.set_committed(&tp, CommittedOffset::new(offset));
+        subs.set_committed(&tp, OffsetAndMetadata::new(offset));
     }
     Ok(())
 }

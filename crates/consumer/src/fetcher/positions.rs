@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use mooring_client::admin::OffsetSpec as AdminSpec;
 use mooring_client::Client;
 use mooring_group::GroupHandle;
 
@@ -15,9 +14,7 @@ use crate::config::IsolationLevel;
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::shared::Shared;
-use crate::subscription::{
-    CommittedOffset, FetchPosition, OffsetResetStrategy, OffsetSpec, SubscriptionError,
-};
+use crate::subscription::{FetchPosition, OffsetResetStrategy, OffsetSpec, SubscriptionError};
 use crate::TopicPartition;
 
 /// Whether any partition waits for a committed offset or a reset.
@@ -38,19 +35,9 @@ pub(crate) async fn initialize(
     if let (false, Some(member)) = (initializing.is_empty(), member) {
         let epoch = shared.assignment_epoch();
         let found = member.committed(initializing.iter().cloned()).await?;
-        let found = found.into_iter().map(|(tp, committed)| {
-            let committed = committed.filter(|c| c.offset >= 0).map(|c| {
-                let mut out = CommittedOffset::new(c.offset);
-                if let Some(epoch) = c.leader_epoch {
-                    out = out.with_leader_epoch(epoch);
-                }
-                if let Some(meta) = c.metadata {
-                    out = out.with_metadata(meta);
-                }
-                out
-            });
-            (tp, committed)
-        });
+        let found = found
+            .into_iter()
+            .map(|(tp, committed)| (tp, committed.filter(|c| c.offset >= 0)));
         let mut subs = shared.subs();
         // A rebalance in between may have committed newer offsets: look again next round.
         if shared.assignment_epoch() != epoch {
@@ -67,18 +54,18 @@ pub(crate) async fn initialize(
             }
             other => ConsumerError::Subscription(other),
         })?;
-    let mut by_strategy: BTreeMap<u8, (OffsetResetStrategy, AdminSpec, Vec<TopicPartition>)> =
+    let mut by_strategy: BTreeMap<u8, (OffsetResetStrategy, OffsetSpec, Vec<TopicPartition>)> =
         BTreeMap::new();
     for (tp, spec) in request.partitions {
-        let (key, strategy, admin) = match spec {
-            OffsetSpec::Earliest => (0, OffsetResetStrategy::Earliest, AdminSpec::Earliest),
-            OffsetSpec::Latest => (1, OffsetResetStrategy::Latest, AdminSpec::Latest),
+        let (key, strategy) = match spec {
+            OffsetSpec::Earliest => (0, OffsetResetStrategy::Earliest),
+            OffsetSpec::Latest => (1, OffsetResetStrategy::Latest),
             // Resets never ask by time.
             OffsetSpec::Timestamp(_) => continue,
         };
         by_strategy
             .entry(key)
-            .or_insert_with(|| (strategy, admin, Vec::new()))
+            .or_insert_with(|| (strategy, spec, Vec::new()))
             .2
             .push(tp);
     }

@@ -62,9 +62,10 @@ mod tests;
 pub use crate::TopicPartition;
 pub use error::SubscriptionError;
 pub use mode::SubscriptionMode;
+pub use mooring_client::{OffsetAndMetadata, OffsetAndTimestamp, OffsetSpec};
 pub use offsets::{
-    CommittedOffset, FetchPosition, ListOffsetsPurpose, ListOffsetsRequest, OffsetAndTimestamp,
-    OffsetResetStrategy, OffsetSpec, ParseResetStrategyError,
+    FetchPosition, ListOffsetsPurpose, ListOffsetsRequest, OffsetResetStrategy,
+    ParseResetStrategyError,
 };
 pub use partition::{PartitionFetchInfo, PartitionState};
 pub use state::SubscriptionState;

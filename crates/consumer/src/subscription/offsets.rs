@@ -1,10 +1,12 @@
 //! Offsets as the subscription state stores them: the fetch position (offset plus the leader epoch
-//! it was read under, KIP-320), the committed offset with its metadata, the reset strategy
+//! it was read under, KIP-320), the reset strategy
 //! (`auto.offset.reset`), and the ListOffsets look-ups the fetcher sends to resolve resets and
 //! `offsets_for_times`.
 
 use std::collections::BTreeMap;
 use std::fmt;
+
+use mooring_client::{OffsetAndMetadata, OffsetSpec};
 
 use super::TopicPartition;
 
@@ -105,82 +107,12 @@ impl FetchPosition {
     }
 }
 
-/// A committed offset (Java's `OffsetAndMetadata`): the next offset to consume after a restart.
-///
-/// ```
-/// use mooring_consumer::subscription::CommittedOffset;
-///
-/// let c = CommittedOffset::new(100).with_metadata("batch-7");
-/// assert_eq!(c.offset, 100);
-/// assert_eq!(c.metadata, "batch-7");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct CommittedOffset {
-    /// The next offset to consume.
-    pub offset: i64,
-    /// The leader epoch of the last consumed record, if known.
-    pub leader_epoch: Option<i32>,
-    /// The free-form metadata string stored with the commit (empty when none).
-    pub metadata: String,
-}
-
-impl CommittedOffset {
-    /// An offset without epoch or metadata.
-    pub fn new(offset: i64) -> Self {
-        CommittedOffset {
-            offset,
-            leader_epoch: None,
-            metadata: String::new(),
-        }
-    }
-
-    /// The same offset with a leader epoch.
-    pub fn with_leader_epoch(mut self, epoch: i32) -> Self {
-        self.leader_epoch = Some(epoch);
-        self
-    }
-
-    /// The same offset with a metadata string.
-    pub fn with_metadata(mut self, metadata: impl Into<String>) -> Self {
-        self.metadata = metadata.into();
-        self
-    }
-
-    /// The fetch position this commit resumes from.
-    pub fn position(&self) -> FetchPosition {
+/// The fetch position a commit resumes from.
+impl From<&OffsetAndMetadata> for FetchPosition {
+    fn from(committed: &OffsetAndMetadata) -> Self {
         FetchPosition {
-            offset: self.offset,
-            leader_epoch: self.leader_epoch,
-        }
-    }
-}
-
-/// What a ListOffsets look-up asks for in one partition; the wire timestamps are Kafka's.
-///
-/// ```
-/// use mooring_consumer::subscription::OffsetSpec;
-///
-/// assert_eq!(OffsetSpec::Earliest.timestamp(), -2);
-/// assert_eq!(OffsetSpec::Latest.timestamp(), -1);
-/// assert_eq!(OffsetSpec::Timestamp(1_700_000_000_000).timestamp(), 1_700_000_000_000);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OffsetSpec {
-    /// The log start offset (wire timestamp -2).
-    Earliest,
-    /// The log end offset, or the last stable offset under `read_committed` (wire timestamp -1).
-    Latest,
-    /// The first offset whose timestamp is at or after this many milliseconds since the epoch.
-    Timestamp(i64),
-}
-
-impl OffsetSpec {
-    /// The `timestamp` field of the ListOffsets request.
-    pub fn timestamp(self) -> i64 {
-        match self {
-            OffsetSpec::Earliest => -2,
-            OffsetSpec::Latest => -1,
-            OffsetSpec::Timestamp(ts) => ts,
+            offset: committed.offset,
+            leader_epoch: committed.leader_epoch,
         }
     }
 }
@@ -230,15 +162,4 @@ impl ListOffsetsRequest {
     pub fn is_empty(&self) -> bool {
         self.partitions.is_empty()
     }
-}
-
-/// One partition's answer to `offsets_for_times` (Java's `OffsetAndTimestamp`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct OffsetAndTimestamp {
-    /// The offset found.
-    pub offset: i64,
-    /// The timestamp of the record at that offset.
-    pub timestamp: i64,
-    /// The leader epoch of that record, if the broker returned one.
-    pub leader_epoch: Option<i32>,
 }

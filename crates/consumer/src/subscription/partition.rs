@@ -1,7 +1,7 @@
 //! The state of one assigned partition (Java's `TopicPartitionState`): position, committed offset,
 //! the watermarks the last fetch reported, the two pause flags and a pending reset.
 
-use super::{CommittedOffset, FetchPosition, OffsetResetStrategy};
+use super::{FetchPosition, OffsetAndMetadata, OffsetResetStrategy};
 
 /// What the consumer knows about one partition assigned to it.
 ///
@@ -10,7 +10,7 @@ use super::{CommittedOffset, FetchPosition, OffsetResetStrategy};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PartitionState {
     pub(crate) position: Option<FetchPosition>,
-    pub(crate) committed: Option<CommittedOffset>,
+    pub(crate) committed: Option<OffsetAndMetadata>,
     pub(crate) high_watermark: Option<i64>,
     pub(crate) last_stable_offset: Option<i64>,
     pub(crate) log_start_offset: Option<i64>,
@@ -29,7 +29,7 @@ impl PartitionState {
     }
 
     /// The last committed offset this consumer knows of (fetched or committed by it).
-    pub fn committed(&self) -> Option<&CommittedOffset> {
+    pub fn committed(&self) -> Option<&OffsetAndMetadata> {
         self.committed.as_ref()
     }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::mode::{PatternSubscription, Subscription};
 use super::{
-    CommittedOffset, FetchPosition, ListOffsetsPurpose, ListOffsetsRequest, OffsetResetStrategy,
+    FetchPosition, ListOffsetsPurpose, ListOffsetsRequest, OffsetAndMetadata, OffsetResetStrategy,
     PartitionFetchInfo, PartitionState, SubscriptionError, SubscriptionMode, TopicPartition,
 };
 
@@ -493,7 +493,7 @@ impl SubscriptionState {
 
     /// Records a committed offset learnt from OffsetFetch or from our own successful commit.
     /// Ignored (returns `false`) for a partition no longer assigned.
-    pub fn set_committed(&mut self, tp: &TopicPartition, committed: CommittedOffset) -> bool {
+    pub fn set_committed(&mut self, tp: &TopicPartition, committed: OffsetAndMetadata) -> bool {
         match self.assignment.get_mut(tp) {
             Some(s) => {
                 s.committed = Some(committed);
@@ -517,7 +517,7 @@ impl SubscriptionState {
     /// from it. `None` entries (no offset committed) are left for [`Self::reset_missing_positions`].
     pub fn apply_committed_offsets<I>(&mut self, fetched: I)
     where
-        I: IntoIterator<Item = (TopicPartition, Option<CommittedOffset>)>,
+        I: IntoIterator<Item = (TopicPartition, Option<OffsetAndMetadata>)>,
     {
         for (tp, committed) in fetched {
             let Some(s) = self.assignment.get_mut(&tp) else {
@@ -525,7 +525,7 @@ impl SubscriptionState {
             };
             if let Some(c) = committed {
                 if s.is_initializing() {
-                    s.position = Some(c.position());
+                    s.position = Some(FetchPosition::from(&c));
                 }
                 s.committed = Some(c);
             }

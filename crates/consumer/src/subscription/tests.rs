@@ -207,7 +207,7 @@ fn pause_survives_a_cooperative_rebalance_where_the_partition_stays() {
     s.assign_from_group([tp("a", 0), tp("a", 1)])
         .expect("assign");
     s.seek(&tp("a", 0), 7).expect("seek");
-    s.set_committed(&tp("a", 0), CommittedOffset::new(6));
+    s.set_committed(&tp("a", 0), OffsetAndMetadata::new(6));
     s.pause([tp("a", 0)]).expect("pause");
 
     // Cooperative: a-1 moves away, a-2 arrives, a-0 stays (and is listed again by the member).
@@ -217,7 +217,7 @@ fn pause_survives_a_cooperative_rebalance_where_the_partition_stays() {
     let kept = s.partition(&tp("a", 0)).expect("a-0 stays");
     assert!(kept.is_paused());
     assert_eq!(kept.position(), Some(FetchPosition::new(7)));
-    assert_eq!(kept.committed(), Some(&CommittedOffset::new(6)));
+    assert_eq!(kept.committed(), Some(&OffsetAndMetadata::new(6)));
     assert!(!s.partition(&tp("a", 2)).expect("new").is_paused());
     assert_eq!(s.assigned_partitions(), vec![tp("a", 0), tp("a", 2)]);
 }
@@ -299,7 +299,7 @@ fn reset_none_names_every_partition_without_an_offset() {
         (tp("a", 0), None),
         (
             tp("a", 1),
-            Some(CommittedOffset::new(40).with_leader_epoch(2)),
+            Some(OffsetAndMetadata::new(40).with_leader_epoch(2)),
         ),
         (tp("a", 2), None),
     ]);

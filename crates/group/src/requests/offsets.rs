@@ -12,7 +12,7 @@ use mooring_wire::messages::{OffsetCommitRequest, OffsetFetchRequest};
 use mooring_wire::primitives::Uuid;
 
 /// One partition's offset as the commit builder needs it: index, offset, epoch, metadata.
-pub(crate) type PartitionOffset = (i32, i64, Option<i32>, Option<String>);
+pub(crate) type PartitionOffset = (i32, i64, Option<i32>, String);
 
 /// Who commits: the fields of an OffsetCommit besides its offsets.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub(crate) fn offset_commit(
                             } else {
                                 -1
                             },
-                            committed_metadata: Some(metadata.clone().unwrap_or_default()),
+                            committed_metadata: Some(metadata.clone()),
                             ..Default::default()
                         },
                     )
