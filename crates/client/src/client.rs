@@ -9,7 +9,7 @@
 //! rediscovers it. Metadata is refreshed when asked, when older than `metadata.max.age.ms`, and
 //! after a connection failure.
 //!
-//! A group's coordinator gets two connections (see [`crate::conn::Lane`]): JoinGroup and SyncGroup
+//! A group's coordinator gets two connections (see [`crate::conn::ConnectionKind`]): JoinGroup and SyncGroup
 //! go on a group connection of their own, with the timeout the member gives each
 //! ([`CoordinatorCall`]), because the coordinator may hold them for the rebalance timeout and a
 //! broker answers a connection's requests one at a time, in order. Everything else for the group
@@ -28,7 +28,7 @@ use mooring_wire::primitives::Uuid;
 use tokio::sync::watch;
 
 use crate::config::ClientConfig;
-use crate::conn::{Backoff, ConnectOptions, Connection, FrameMemory, Lane, Pool};
+use crate::conn::{Backoff, ConnectOptions, Connection, ConnectionKind, FrameMemory, Pool};
 use crate::error::{Error, Result};
 use crate::metadata::Metadata;
 use crate::requests;
@@ -38,8 +38,8 @@ use crate::topic::PartitionsPerTopic;
 /// long its answer may take. The default is the general connection and `request.timeout.ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CoordinatorCall {
-    /// [`Lane::Group`] for JoinGroup and SyncGroup, [`Lane::General`] for everything else.
-    pub lane: Lane,
+    /// [`ConnectionKind::Group`] for JoinGroup and SyncGroup, [`ConnectionKind::General`] for everything else.
+    pub connection: ConnectionKind,
     /// How long the answer may take; `None`: `request.timeout.ms`.
     pub timeout: Option<Duration>,
 }
@@ -49,7 +49,7 @@ impl CoordinatorCall {
     /// out, only the group connection is closed.
     pub fn group(timeout: Duration) -> CoordinatorCall {
         CoordinatorCall {
-            lane: Lane::Group,
+            connection: ConnectionKind::Group,
             timeout: Some(timeout),
         }
     }
@@ -452,11 +452,16 @@ impl Client {
     /// The general connection to the coordinator of `group`, discovering it if needed; one
     /// rediscovery if the cached coordinator cannot be reached.
     pub async fn coordinator_connection(&self, group: &str) -> Result<Connection> {
-        self.coordinator_connection_on(group, Lane::General).await
+        self.coordinator_connection_on(group, ConnectionKind::General)
+            .await
     }
 
-    /// As [`Client::coordinator_connection`], for the connection on `lane`.
-    pub async fn coordinator_connection_on(&self, group: &str, lane: Lane) -> Result<Connection> {
+    /// As [`Client::coordinator_connection`], for the connection of `kind`.
+    pub async fn coordinator_connection_on(
+        &self,
+        group: &str,
+        kind: ConnectionKind,
+    ) -> Result<Connection> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -465,7 +470,7 @@ impl Client {
                 None => self.find_coordinator(group).await?,
             };
             let result = match self.address_of(node) {
-                Some(address) => self.inner.pool.get_on(node, lane, &address, true).await,
+                Some(address) => self.inner.pool.get_on(node, kind, &address, true).await,
                 None => Err(Error::Disconnected {
                     broker: format!("node {node} (address unknown)"),
                 }),
@@ -507,7 +512,9 @@ impl Client {
         R: Request,
         F: FnOnce(i16) -> R,
     {
-        let conn = self.coordinator_connection_on(group, call.lane).await?;
+        let conn = self
+            .coordinator_connection_on(group, call.connection)
+            .await?;
         let timeout = call.timeout.unwrap_or(self.inner.config.request_timeout);
         let result = conn.call_within(timeout, build).await;
         if let Err(Error::Io { .. } | Error::Disconnected { .. } | Error::Timeout { .. }) = &result

@@ -8,14 +8,14 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{timeout_at, Instant};
 
 use super::classic::heartbeat;
-use super::classic::member::Member;
+use super::classic::member::ClassicMember;
 use super::classic::protocol::Strategies;
 use super::command::Command;
 use super::config::{GroupConfig, GroupProtocol};
 use super::consumer::member::ConsumerMember;
 use super::events::{EventReceiver, EventSink};
 use super::listener::RebalanceListener;
-use super::offsets::{InvalidatedSlot, Shared};
+use super::offsets::{CommitState, InvalidatedSlot};
 use super::state::MemberSnapshot;
 use crate::assignor::Assignor;
 use crate::transport::GroupTransport;
@@ -92,7 +92,7 @@ impl GroupMember {
         let (command_tx, command_rx) = mpsc::channel(32);
         let (control_tx, control_rx) = mpsc::channel(16);
         let (heartbeat_tx, heartbeat_rx) = watch::channel(None);
-        let (snapshot_tx, snapshot_rx) = watch::channel(Member::<T, L>::initial_snapshot(
+        let (snapshot_tx, snapshot_rx) = watch::channel(ClassicMember::<T, L>::initial_snapshot(
             &config,
             strategies.rebalance_protocol(),
         ));
@@ -104,7 +104,7 @@ impl GroupMember {
             events.clone(),
         ));
         let invalidated = InvalidatedSlot::default();
-        let member = Member::new(
+        let member = ClassicMember::new(
             transport.clone(),
             Arc::new(listener),
             config.clone(),
@@ -119,7 +119,7 @@ impl GroupMember {
         tokio::spawn(member.run());
         Ok(GroupHandle {
             commands: command_tx,
-            shared: Arc::new(Shared {
+            shared: Arc::new(CommitState {
                 transport,
                 config,
                 snapshot: snapshot_rx,
@@ -160,7 +160,7 @@ impl GroupMember {
         tokio::spawn(member.run());
         Ok(GroupHandle {
             commands: command_tx,
-            shared: Arc::new(Shared {
+            shared: Arc::new(CommitState {
                 transport,
                 config,
                 snapshot: snapshot_rx,
@@ -180,7 +180,7 @@ impl GroupMember {
 #[derive(Debug)]
 pub struct GroupHandle<T> {
     commands: mpsc::Sender<Command>,
-    shared: Arc<Shared<T>>,
+    shared: Arc<CommitState<T>>,
     event_rx: Arc<Mutex<Option<EventReceiver>>>,
 }
 
@@ -200,7 +200,7 @@ impl<T> Clone for GroupHandle<T> {
 #[derive(Debug)]
 pub struct WeakGroupHandle<T> {
     commands: mpsc::WeakSender<Command>,
-    shared: Weak<Shared<T>>,
+    shared: Weak<CommitState<T>>,
     event_rx: Weak<Mutex<Option<EventReceiver>>>,
 }
 
@@ -326,7 +326,7 @@ impl<T: GroupTransport> GroupHandle<T> {
         self.shared.snapshot.borrow().assignment.clone()
     }
 
-    /// Member id, generation, state, protocol, leader, assignment.
+    /// ClassicMember id, generation, state, protocol, leader, assignment.
     pub fn state(&self) -> MemberSnapshot {
         self.shared.snapshot.borrow().clone()
     }

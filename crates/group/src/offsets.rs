@@ -62,7 +62,7 @@ struct Progress {
 
 /// What commits and fetches share with the member task.
 #[derive(Debug)]
-pub(crate) struct Shared<T> {
+pub(crate) struct CommitState<T> {
     pub(crate) transport: Arc<T>,
     pub(crate) config: Arc<GroupConfig>,
     pub(crate) snapshot: watch::Receiver<MemberSnapshot>,
@@ -77,7 +77,7 @@ pub(crate) struct Shared<T> {
 }
 
 /// Where commits note the generation and member id a commit's answer invalidated (see
-/// [`Shared::invalidated`]), shared with the member task.
+/// [`CommitState::invalidated`]), shared with the member task.
 pub(crate) type InvalidatedSlot = Arc<std::sync::Mutex<Option<Invalidated>>>;
 
 /// A generation and member id a commit's answer invalidated.
@@ -96,7 +96,7 @@ fn broker(api: &'static str, code: ErrorCode, message: impl Into<String>) -> Err
     }
 }
 
-impl<T: GroupTransport> Shared<T> {
+impl<T: GroupTransport> CommitState<T> {
     /// The member's state once it may commit: a classic member once it is not completing a
     /// rebalance (bounded by the rebalance timeout); a consumer-protocol member at once, if it
     /// holds an epoch.

@@ -1,6 +1,6 @@
 //! Broker connections: TCP (and TLS), ApiVersions negotiation, SASL, and the pool that keeps one
 //! connection per broker with reconnect back-off, and a second one to a group's coordinator for
-//! JoinGroup and SyncGroup ([`Lane`]).
+//! JoinGroup and SyncGroup ([`ConnectionKind`]).
 //!
 //! A connection is made in this order (<https://kafka.apache.org/protocol#protocol_network>):
 //! TCP connect (bounded by `socket.connection.setup.timeout.ms`), the TLS handshake when
@@ -37,7 +37,7 @@ pub use backoff::Backoff;
 pub(crate) use connection::ConnSettings;
 pub use connection::Connection;
 pub use memory::{FrameMemory, MAP_GRAIN};
-pub use pool::Lane;
+pub use pool::ConnectionKind;
 pub(crate) use pool::Pool;
 pub use versions::VersionTable;
 

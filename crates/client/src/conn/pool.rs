@@ -2,14 +2,14 @@
 //! between failed attempts per broker (`reconnect.backoff.ms` doubling up to
 //! `reconnect.backoff.max.ms`, with jitter).
 //!
-//! A group's coordinator gets a second connection, the [`Lane::Group`] one, for JoinGroup and
+//! A group's coordinator gets a second connection, the [`ConnectionKind::Group`] one, for JoinGroup and
 //! SyncGroup only (as franz-go's `cxnGroup`). A Kafka broker reads a connection's next request
 //! only once it has answered the one before, and the coordinator holds a JoinGroup until every
 //! member has rejoined (up to the rebalance timeout) and a follower's SyncGroup until the leader's
 //! arrives: on a shared connection every OffsetCommit, OffsetFetch and Heartbeat queued behind
 //! them would wait as long, and the timeout of a held request would close the connection under
 //! them. The cost is one more connection per member, to its coordinator, opened at the first
-//! JoinGroup; each lane has its own back-off.
+//! JoinGroup; each kind has its own back-off.
 //!
 //! Concurrent callers share one connection attempt: the first starts it on its own task (so a
 //! caller that is cancelled does not abandon it) and everyone waits on a watch channel; no lock is
@@ -68,7 +68,7 @@ impl Slot {
 
 /// Which of a broker's connections a request goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Lane {
+pub enum ConnectionKind {
     /// Every request but JoinGroup and SyncGroup.
     #[default]
     General,
@@ -78,14 +78,14 @@ pub enum Lane {
 
 #[derive(Debug)]
 struct PoolInner {
-    slots: Mutex<HashMap<(i32, Lane), Slot>>,
+    slots: Mutex<HashMap<(i32, ConnectionKind), Slot>>,
     fatal: Mutex<Option<Error>>,
     opts: ConnectOptions,
     backoff: Backoff,
     attempts: AtomicU64,
 }
 
-/// Connections by node id (bootstrap addresses get negative ids) and lane.
+/// Connections by node id (bootstrap addresses get negative ids) and kind.
 #[derive(Debug, Clone)]
 pub(crate) struct Pool {
     inner: Arc<PoolInner>,
@@ -107,11 +107,11 @@ pub(crate) fn broker_label(node: i32, address: &str) -> String {
     }
 }
 
-/// How a node's connection on `lane` is named in errors and logs.
-fn lane_label(node: i32, address: &str, lane: Lane) -> String {
-    match lane {
-        Lane::General => broker_label(node, address),
-        Lane::Group => format!("{}, group connection", broker_label(node, address)),
+/// How a node's connection of `kind` is named in errors and logs.
+fn connection_label(node: i32, address: &str, kind: ConnectionKind) -> String {
+    match kind {
+        ConnectionKind::General => broker_label(node, address),
+        ConnectionKind::Group => format!("{}, group connection", broker_label(node, address)),
     }
 }
 
@@ -145,8 +145,8 @@ impl Pool {
         };
         let mut live: Vec<(i32, Connection)> = slots
             .iter()
-            .filter_map(|((node, lane), slot)| match &slot.state {
-                SlotState::Connected(c) if *lane == Lane::General && c.is_usable() => {
+            .filter_map(|((node, kind), slot)| match &slot.state {
+                SlotState::Connected(c) if *kind == ConnectionKind::General && c.is_usable() => {
                     Some((*node, c.clone()))
                 }
                 _ => None,
@@ -161,25 +161,27 @@ impl Pool {
         let Ok(slots) = self.inner.slots.lock() else {
             return false;
         };
-        slots.get(&(node, Lane::General)).is_some_and(|slot| {
-            matches!(slot.state, SlotState::Idle)
-                && slot.retry_at.is_some_and(|t| t > Instant::now())
-        })
+        slots
+            .get(&(node, ConnectionKind::General))
+            .is_some_and(|slot| {
+                matches!(slot.state, SlotState::Idle)
+                    && slot.retry_at.is_some_and(|t| t > Instant::now())
+            })
     }
 
     /// The general connection to `node` at `address`, connecting if needed. If the node is
     /// backing off after a failure, waits the back-off out when `wait_backoff`, else fails with
     /// the last error.
     pub async fn get(&self, node: i32, address: &str, wait_backoff: bool) -> Result<Connection> {
-        self.get_on(node, Lane::General, address, wait_backoff)
+        self.get_on(node, ConnectionKind::General, address, wait_backoff)
             .await
     }
 
-    /// As [`Pool::get`], for the connection to `node` on `lane`.
+    /// As [`Pool::get`], for the connection to `node` of `kind`.
     pub async fn get_on(
         &self,
         node: i32,
-        lane: Lane,
+        kind: ConnectionKind,
         address: &str,
         wait_backoff: bool,
     ) -> Result<Connection> {
@@ -187,7 +189,7 @@ impl Pool {
             if let Some(fatal) = self.fatal() {
                 return Err(fatal);
             }
-            match self.next(node, lane, address, wait_backoff)? {
+            match self.next(node, kind, address, wait_backoff)? {
                 Next::Ready(conn) => return Ok(conn),
                 Next::Fail(error) => return Err(error),
                 Next::Sleep(until) => tokio::time::sleep_until(until.into()).await,
@@ -199,7 +201,7 @@ impl Pool {
                     return match outcome {
                         Some(result) => result,
                         None => Err(Error::Disconnected {
-                            broker: lane_label(node, address, lane),
+                            broker: connection_label(node, address, kind),
                         }),
                     };
                 }
@@ -207,10 +209,16 @@ impl Pool {
         }
     }
 
-    fn next(&self, node: i32, lane: Lane, address: &str, wait_backoff: bool) -> Result<Next> {
+    fn next(
+        &self,
+        node: i32,
+        kind: ConnectionKind,
+        address: &str,
+        wait_backoff: bool,
+    ) -> Result<Next> {
         let mut slots = self.inner.slots.lock().map_err(|_| Error::Closed)?;
         let slot = slots
-            .entry((node, lane))
+            .entry((node, kind))
             .or_insert_with(|| Slot::new(address));
         if slot.address != address {
             // The broker moved (new metadata): forget the old connection and its failures.
@@ -226,7 +234,7 @@ impl Pool {
                 if !wait_backoff {
                     return Ok(Next::Fail(slot.last_error.clone().unwrap_or_else(|| {
                         Error::Disconnected {
-                            broker: lane_label(node, address, lane),
+                            broker: connection_label(node, address, kind),
                         }
                     })));
                 }
@@ -243,7 +251,7 @@ impl Pool {
         let inner = Arc::clone(&self.inner);
         let address = address.to_string();
         tokio::spawn(async move {
-            let label = lane_label(node, &address, lane);
+            let label = connection_label(node, &address, kind);
             tracing::debug!(broker = %label, "connecting");
             let result = connect(&address, label.clone(), &inner.opts).await;
             if let Err(error) = &result {
@@ -257,7 +265,7 @@ impl Pool {
             }
             if let Ok(mut slots) = inner.slots.lock() {
                 if let Some(slot) = slots
-                    .get_mut(&(node, lane))
+                    .get_mut(&(node, kind))
                     .filter(|s| s.attempt == attempt)
                 {
                     match &result {
@@ -409,9 +417,12 @@ mod tests {
             let (stream, _) = listener.accept().await.unwrap();
             tokio::spawn(serve(stream, false));
         };
-        let (group, ()) = tokio::join!(pool.get_on(1, Lane::Group, &address, true), accept);
+        let (group, ()) = tokio::join!(
+            pool.get_on(1, ConnectionKind::Group, &address, true),
+            accept
+        );
         let group = group.unwrap();
-        assert_eq!(pool.attempts(), 2, "one connection per lane");
+        assert_eq!(pool.attempts(), 2, "one connection per kind");
         assert!(
             group.broker().ends_with("group connection"),
             "{}",

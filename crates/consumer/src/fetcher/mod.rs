@@ -124,7 +124,7 @@ enum Unreadable {
 const IDLE_TICK: Duration = Duration::from_millis(100);
 
 /// One finished Fetch.
-struct Outcome {
+struct FinishedFetch {
     node: i32,
     /// Topic ids sent, to map an answer's ids back to names (v13+).
     names: HashMap<Uuid, String>,
@@ -140,7 +140,7 @@ pub(crate) struct Fetcher<H: Dispatch> {
     engine: ProcessingEngine<H>,
     member: Option<GroupHandle<Client>>,
     sessions: HashMap<i32, FetchSession>,
-    in_flight: JoinSet<Outcome>,
+    in_flight: JoinSet<FinishedFetch>,
     busy: BTreeSet<i32>,
     /// Brokers whose last request failed as a whole (transport, top-level error).
     backoff_until: HashMap<i32, Instant>,
@@ -444,7 +444,7 @@ impl<H: Dispatch> Fetcher<H> {
                     conn.send_at(&request, version).await
                 }
                 .await;
-                Outcome {
+                FinishedFetch {
                     node,
                     names,
                     from_replica,
@@ -484,7 +484,7 @@ impl<H: Dispatch> Fetcher<H> {
         });
     }
 
-    fn handle(&mut self, outcome: Outcome) {
+    fn handle(&mut self, outcome: FinishedFetch) {
         let node = outcome.node;
         self.busy.remove(&node);
         self.reserved.remove(&node);

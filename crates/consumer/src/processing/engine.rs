@@ -56,13 +56,13 @@ struct Table {
     closed: bool,
 }
 
-struct Shared<H: Dispatch> {
+struct EngineState<H: Dispatch> {
     pub(crate) ctx: Arc<Context<H>>,
     table: RwLock<Table>,
     runtime: tokio::runtime::Handle,
 }
 
-impl<H: Dispatch> Shared<H> {
+impl<H: Dispatch> EngineState<H> {
     fn read(&self) -> RwLockReadGuard<'_, Table> {
         self.table.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -97,7 +97,7 @@ impl<H: Dispatch> Shared<H> {
 /// Removes a stop's partitions from the stopping list however the stop ends (also when its
 /// future is dropped).
 struct StoppingGuard<'a, H: Dispatch> {
-    shared: &'a Shared<H>,
+    shared: &'a EngineState<H>,
     ids: Vec<u64>,
 }
 
@@ -141,7 +141,7 @@ impl<H: Dispatch> Drop for StoppingGuard<'_, H> {
 /// # }
 /// ```
 pub struct ProcessingEngine<H: Dispatch> {
-    shared: Arc<Shared<H>>,
+    shared: Arc<EngineState<H>>,
 }
 
 impl<H: Dispatch> Clone for ProcessingEngine<H> {
@@ -210,7 +210,7 @@ impl<H: Dispatch> ProcessingEngine<H> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
         let (sink, events) = EventSink::channel(config.event_capacity);
         let period = config.effective_watchdog_interval();
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(EngineState {
             ctx: Arc::new(Context::new(config, handler, trace, sink)),
             table: RwLock::new(Table::default()),
             runtime,

@@ -135,7 +135,7 @@ pub(crate) async fn run<H: Dispatch, U: Unit>(
 }
 
 /// How one call of the handler ended.
-enum Attempt {
+enum HandlerCall {
     Done,
     NotProcessed(Outcome),
     Failed(HandlerError),
@@ -143,18 +143,18 @@ enum Attempt {
 }
 
 /// One call of the handler; a panic is caught.
-async fn attempt<H: Dispatch, U: Unit>(ctx: &Context<H>, unit: U) -> Attempt {
+async fn attempt<H: Dispatch, U: Unit>(ctx: &Context<H>, unit: U) -> HandlerCall {
     match AssertUnwindSafe(unit.call(&ctx.handler))
         .catch_unwind()
         .await
     {
-        Ok(Ok(())) => Attempt::Done,
+        Ok(Ok(())) => HandlerCall::Done,
         Ok(Err(error)) => match error.downcast_ref::<NotProcessed>() {
-            Some(NotProcessed::Abandoned) => Attempt::NotProcessed(Outcome::Abandoned),
-            Some(NotProcessed::NotHandedOut) => Attempt::NotProcessed(Outcome::Cancelled),
-            None => Attempt::Failed(Arc::from(error)),
+            Some(NotProcessed::Abandoned) => HandlerCall::NotProcessed(Outcome::Abandoned),
+            Some(NotProcessed::NotHandedOut) => HandlerCall::NotProcessed(Outcome::Cancelled),
+            None => HandlerCall::Failed(Arc::from(error)),
         },
-        Err(_panic) => Attempt::Panicked,
+        Err(_panic) => HandlerCall::Panicked,
     }
 }
 
@@ -174,18 +174,18 @@ async fn attempts<H: Dispatch, U: Unit>(
 }
 
 /// The outcome of a last attempt.
-fn conclude(then: OnFailure, attempt: Attempt, attempts: u32, span: &tracing::Span) -> Outcome {
+fn conclude(then: OnFailure, attempt: HandlerCall, attempts: u32, span: &tracing::Span) -> Outcome {
     match attempt {
-        Attempt::Done => {
+        HandlerCall::Done => {
             spans::record_outcome(span, attempts, None);
             Outcome::Succeeded
         }
-        Attempt::NotProcessed(outcome) => outcome,
-        Attempt::Failed(error) => {
+        HandlerCall::NotProcessed(outcome) => outcome,
+        HandlerCall::Failed(error) => {
             spans::record_outcome(span, attempts, Some(&error));
             failed(then, error, attempts)
         }
-        Attempt::Panicked => {
+        HandlerCall::Panicked => {
             let error: HandlerError = Arc::new(HandlerPanicked);
             spans::record_outcome(span, attempts, Some(&error));
             failed(then, error, attempts)
@@ -207,7 +207,7 @@ async fn with_retries<H: Dispatch, U: Unit>(
         }
         // A panic is not retried.
         let error = match attempt(ctx, unit.clone()).await {
-            Attempt::Failed(error) => error,
+            HandlerCall::Failed(error) => error,
             other => return conclude(policy.then, other, retry + 1, span),
         };
         let offset = unit.offset();

@@ -47,7 +47,7 @@ struct Stats {
 
 /// State the tasks share.
 #[derive(Debug)]
-struct Shared {
+struct ExporterState {
     consumer: Consumer,
     config: ExporterConfig,
     endpoint: Endpoint,
@@ -58,7 +58,7 @@ struct Shared {
     ready: Notify,
 }
 
-impl Shared {
+impl ExporterState {
     fn enqueue(&self, ts_ms: u64, event: Event) {
         if let Event::Joined { member_id, .. } = &event {
             self.identity
@@ -157,7 +157,7 @@ impl TelemetryExporter {
                 .as_ref()
                 .map(|g| g.protocol.as_str().to_string()),
         };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ExporterState {
             consumer: consumer.clone(),
             buffer: Buffer::new(config.buffer_capacity),
             config,
@@ -186,7 +186,7 @@ impl TelemetryExporter {
 /// The running exporter: counters, and a clean stop that sends what is buffered.
 #[derive(Debug)]
 pub struct ExporterHandle {
-    shared: Arc<Shared>,
+    shared: Arc<ExporterState>,
     stop: watch::Sender<bool>,
     stop_sender: watch::Sender<bool>,
     producers: Vec<JoinHandle<()>>,
@@ -244,7 +244,7 @@ impl ExporterHandle {
 }
 
 async fn intake(
-    shared: Arc<Shared>,
+    shared: Arc<ExporterState>,
     mut events: ConsumerEvents,
     tee: Option<mpsc::Sender<ConsumerEvent>>,
     mut stop: watch::Receiver<bool>,
@@ -275,7 +275,7 @@ async fn intake(
     }
 }
 
-async fn snapshots(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+async fn snapshots(shared: Arc<ExporterState>, mut stop: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(
         shared
             .config
@@ -293,7 +293,7 @@ async fn snapshots(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-async fn sender(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+async fn sender(shared: Arc<ExporterState>, mut stop: watch::Receiver<bool>) {
     let mut backoff = shared.config.backoff;
     loop {
         let stopping = *stop.borrow();
@@ -333,7 +333,7 @@ async fn sender(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
 
 /// Sends one batch (with an `events_dropped` line first if losses are unreported). `true` when
 /// the sidecar accepted it, or there was nothing to send.
-async fn send_batch(shared: &Shared) -> bool {
+async fn send_batch(shared: &ExporterState) -> bool {
     let token = match &shared.config.token_file {
         Some(path) => match read_token(path) {
             Ok(token) => Some(token),

@@ -48,7 +48,7 @@ enum Callback {
 }
 
 /// How one attempt of a rebalance ended.
-enum Attempt {
+enum RebalanceAttempt {
     /// Stable.
     Done,
     /// Try again (after `backoff` if set).
@@ -57,7 +57,7 @@ enum Attempt {
     Stop,
 }
 
-pub(crate) struct Member<T, L> {
+pub(crate) struct ClassicMember<T, L> {
     pub(crate) transport: Arc<T>,
     pub(crate) listener: Arc<L>,
     pub(crate) config: Arc<GroupConfig>,
@@ -97,7 +97,7 @@ pub(crate) struct Member<T, L> {
     failure: Option<Arc<Error>>,
 }
 
-impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
+impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         transport: Arc<T>,
@@ -111,7 +111,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         events: EventSink,
         invalidated: InvalidatedSlot,
     ) -> Self {
-        Member {
+        ClassicMember {
             transport,
             listener,
             config,
@@ -410,16 +410,16 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         }
         loop {
             match self.attempt(cause, started, &mut phases).await {
-                Attempt::Done => {
+                RebalanceAttempt::Done => {
                     trace::rebalance_ended(&span, true, self.generation);
                     return;
                 }
-                Attempt::Stop => {
+                RebalanceAttempt::Stop => {
                     trace::rebalance_ended(&span, false, self.generation);
                     return;
                 }
-                Attempt::Again(None) => {}
-                Attempt::Again(Some(after)) => {
+                RebalanceAttempt::Again(None) => {}
+                RebalanceAttempt::Again(Some(after)) => {
                     if !self.backoff(after).await {
                         return;
                     }
@@ -463,40 +463,40 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         code: ErrorCode,
         started: Instant,
         phases: PhaseTimings,
-    ) -> Attempt {
+    ) -> RebalanceAttempt {
         let backoff = self.config.retry_backoff;
         match reaction {
-            Reaction::Proceed => Attempt::Done,
-            Reaction::RejoinWithGivenMemberId => Attempt::Again(None),
+            Reaction::Proceed => RebalanceAttempt::Done,
+            Reaction::RejoinWithGivenMemberId => RebalanceAttempt::Again(None),
             Reaction::ResetMemberAndRejoin => {
                 self.failed(format!("{api}: {code}"), Some(code), started, phases);
                 self.lose_all().await;
                 self.member_id.clear();
                 self.generation = consumer_protocol::NO_GENERATION;
-                Attempt::Again(None)
+                RebalanceAttempt::Again(None)
             }
             Reaction::ResetGenerationAndRejoin => {
                 self.failed(format!("{api}: {code}"), Some(code), started, phases);
                 self.lose_all().await;
                 self.generation = consumer_protocol::NO_GENERATION;
-                Attempt::Again(None)
+                RebalanceAttempt::Again(None)
             }
             Reaction::Rejoin => {
                 self.failed(format!("{api}: {code}"), Some(code), started, phases);
-                Attempt::Again(None)
+                RebalanceAttempt::Again(None)
             }
             Reaction::RetryAfterBackoff | Reaction::RetryAfterRebalance => {
                 self.failed(format!("{api}: {code}"), Some(code), started, phases);
-                Attempt::Again(Some(backoff))
+                RebalanceAttempt::Again(Some(backoff))
             }
             Reaction::Rediscover => {
                 self.failed(format!("{api}: {code}"), Some(code), started, phases);
                 self.transport.forget_coordinator(&self.config.group_id);
-                Attempt::Again(Some(backoff))
+                RebalanceAttempt::Again(Some(backoff))
             }
             Reaction::Fenced => {
                 self.on_fenced().await;
-                Attempt::Stop
+                RebalanceAttempt::Stop
             }
             // The last three are the `consumer` protocol's and never come from classic's table.
             Reaction::Fatal
@@ -505,7 +505,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             | Reaction::AwaitInstanceRelease
             | Reaction::FailMemberGone => {
                 self.fatal(api, code, started, phases).await;
-                Attempt::Stop
+                RebalanceAttempt::Stop
             }
         }
     }
@@ -575,7 +575,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         cause: RebalanceCause,
         started: Instant,
         phases: &mut PhaseTimings,
-    ) -> Attempt {
+    ) -> RebalanceAttempt {
         let backoff = self.config.retry_backoff;
         // JoinGroup (heartbeats pause: the coordinator holds the request until all have joined).
         self.set_state(MemberState::PreparingRebalance);
@@ -595,7 +595,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 )
                 .await;
                 tracing::error!(error = %e, "cannot encode the subscription");
-                return Attempt::Stop;
+                return RebalanceAttempt::Stop;
             }
         };
         let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
@@ -616,7 +616,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         };
         let span = trace::join();
         let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
-            return Attempt::Stop;
+            return RebalanceAttempt::Stop;
         };
         phases.join += join_started.elapsed();
         let resp: JoinGroupResponse = match result {
@@ -637,7 +637,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             // KIP-394: the coordinator gave us an id; join again with it at once.
             self.member_id = resp.member_id.clone();
             self.publish();
-            return Attempt::Again(None);
+            return RebalanceAttempt::Again(None);
         }
         if r != Reaction::Proceed {
             return self.react("JoinGroup", r, code, started, *phases).await;
@@ -653,7 +653,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     *phases,
                 )
                 .await;
-                return Attempt::Stop;
+                return RebalanceAttempt::Stop;
             }
         };
         self.generation = resp.generation_id;
@@ -682,7 +682,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             self.group_topics = group.topics.clone();
             if !resp.skip_assignment {
                 let Some(assignor) = self.strategies.get(&protocol_name).cloned() else {
-                    return Attempt::Stop;
+                    return RebalanceAttempt::Stop;
                 };
                 let topics: Vec<String> = group.topics.iter().cloned().collect();
                 let transport = self.transport.clone();
@@ -693,7 +693,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                     )
                     .await
                 else {
-                    return Attempt::Stop;
+                    return RebalanceAttempt::Stop;
                 };
                 let partitions = match partitions {
                     Ok(c) => c,
@@ -707,14 +707,14 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                             started,
                             *phases,
                         );
-                        return Attempt::Again(Some(backoff));
+                        return RebalanceAttempt::Again(Some(backoff));
                     }
                 };
                 match protocol::assign(assignor.as_ref(), &group, &partitions) {
                     Ok(a) => assignments = a,
                     Err(e) => {
                         self.failed(format!("assignment: {e}"), None, started, *phases);
-                        return Attempt::Again(Some(backoff));
+                        return RebalanceAttempt::Again(Some(backoff));
                     }
                 }
                 self.assigned_topics = Some(self.rejoin_snapshot(partitions));
@@ -742,7 +742,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         };
         let span = trace::sync();
         let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
-            return Attempt::Stop;
+            return RebalanceAttempt::Stop;
         };
         phases.sync += sync_started.elapsed();
         let resp = match result {
@@ -774,7 +774,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                 *phases,
             )
             .await;
-            return Attempt::Stop;
+            return RebalanceAttempt::Stop;
         }
         let assignment = if resp.assignment.is_empty() {
             Assignment::default()
@@ -788,7 +788,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
                         started,
                         *phases,
                     );
-                    return Attempt::Again(Some(backoff));
+                    return RebalanceAttempt::Again(Some(backoff));
                 }
             }
         };
@@ -841,7 +841,7 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
             self.rejoin
                 .get_or_insert(RebalanceCause::CooperativeFollowUp);
         }
-        Attempt::Done
+        RebalanceAttempt::Done
     }
 
     async fn transport_failed(
@@ -850,16 +850,16 @@ impl<T: GroupTransport, L: RebalanceListener> Member<T, L> {
         e: Error,
         started: Instant,
         phases: PhaseTimings,
-    ) -> Attempt {
+    ) -> RebalanceAttempt {
         if e.is_fatal() {
             self.fatal_failure(api, e, started, phases).await;
-            return Attempt::Stop;
+            return RebalanceAttempt::Stop;
         }
         self.failed(format!("{api}: {e}"), None, started, phases);
         if e.is_retriable() {
             self.transport.forget_coordinator(&self.config.group_id);
         }
-        Attempt::Again(Some(self.config.retry_backoff))
+        RebalanceAttempt::Again(Some(self.config.retry_backoff))
     }
 
     /// Whether this first join of a static member will take its previous process's place

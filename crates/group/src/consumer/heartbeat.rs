@@ -21,26 +21,26 @@ use crate::requests::{millis, HeartbeatFields};
 
 /// What the member subscribes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Subscription {
+pub(crate) enum TopicSelection {
     /// Topic names.
     Topics(BTreeSet<String>),
     /// A broker-side regular expression (RE2/J, KIP-848's `SubscribedTopicRegex`).
     Regex(String),
 }
 
-impl Subscription {
+impl TopicSelection {
     /// The topic names subscribed by name (none for a regex).
     pub(crate) fn topics(&self) -> BTreeSet<String> {
         match self {
-            Subscription::Topics(topics) => topics.clone(),
-            Subscription::Regex(_) => BTreeSet::new(),
+            TopicSelection::Topics(topics) => topics.clone(),
+            TopicSelection::Regex(_) => BTreeSet::new(),
         }
     }
 
     fn regex(&self) -> Option<&str> {
         match self {
-            Subscription::Topics(_) => None,
-            Subscription::Regex(regex) => Some(regex),
+            TopicSelection::Topics(_) => None,
+            TopicSelection::Regex(regex) => Some(regex),
         }
     }
 }
@@ -55,7 +55,7 @@ pub(crate) struct Wanted<'a> {
     pub(crate) epoch: i32,
     /// Every field, whatever was sent before (joining).
     pub(crate) full: bool,
-    pub(crate) subscription: Option<&'a Subscription>,
+    pub(crate) subscription: Option<&'a TopicSelection>,
     pub(crate) owned: &'a OwnedById,
     /// A reconciliation ended: say the owned partitions even if the last heartbeat said the
     /// same set (the acknowledgement the coordinator waits for).
@@ -216,7 +216,7 @@ mod tests {
     fn a_join_says_everything_and_a_steady_heartbeat_only_its_identity() {
         let config = config();
         let mut sent = SentFields::default();
-        let topics = Subscription::Topics(BTreeSet::from(["b".to_string(), "a".to_string()]));
+        let topics = TopicSelection::Topics(BTreeSet::from(["b".to_string(), "a".to_string()]));
         let owned = OwnedById::from([(Uuid([1; 16]), BTreeSet::from([0]))]);
         let join = sent.build(
             &config,
@@ -278,7 +278,7 @@ mod tests {
     fn a_regex_replaces_names_and_is_removed_with_an_empty_string() {
         let config = GroupConfig::new("g");
         let mut sent = SentFields::default();
-        let regex = Subscription::Regex("orders-.*".into());
+        let regex = TopicSelection::Regex("orders-.*".into());
         let owned = OwnedById::new();
         let wanted = |subscription, full| Wanted {
             member_id: "m",
@@ -291,7 +291,7 @@ mod tests {
         let join = sent.build(&config, &wanted(&regex, true));
         assert_eq!(join.subscribed_topic_regex.as_deref(), Some("orders-.*"));
         assert_eq!(join.subscribed_topic_names, Some(Vec::new()));
-        let topics = Subscription::Topics(BTreeSet::from(["t".to_string()]));
+        let topics = TopicSelection::Topics(BTreeSet::from(["t".to_string()]));
         let switched = sent.build(&config, &wanted(&topics, false));
         assert_eq!(switched.subscribed_topic_regex.as_deref(), Some(""));
         assert_eq!(switched.subscribed_topic_names, Some(vec!["t".to_string()]));

@@ -22,7 +22,7 @@ use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
-use super::heartbeat::{new_member_id, OwnedById, SentFields, Subscription};
+use super::heartbeat::{new_member_id, OwnedById, SentFields, TopicSelection};
 use super::target::{Reconciliation, Target};
 use crate::assignor::RebalanceProtocol;
 use crate::command::{listener_until, Command, Ending};
@@ -100,7 +100,7 @@ pub(crate) struct ConsumerMember<T, L> {
     pub(super) epoch: i32,
     pub(super) state: ConsumerMemberState,
     pub(super) closed: bool,
-    pub(super) subscription: Option<Subscription>,
+    pub(super) subscription: Option<TopicSelection>,
     pub(super) owned: BTreeSet<TopicPartition>,
     /// Topic ids of the owned topics (and of the topics the last reconciliation resolved).
     pub(super) topic_ids: BTreeMap<String, Uuid>,
@@ -240,7 +240,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             subscription: self
                 .subscription
                 .as_ref()
-                .map(Subscription::topics)
+                .map(TopicSelection::topics)
                 .unwrap_or_default(),
             failure: self.failure.clone(),
         });
@@ -359,8 +359,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                     self.ending = Some(Ending::handles_gone(self.config.rebalance_timeout));
                 }
             }
-            Some(Command::Subscribe(topics)) => self.subscribe(Subscription::Topics(topics)),
-            Some(Command::SubscribeRegex(regex)) => self.subscribe(Subscription::Regex(regex)),
+            Some(Command::Subscribe(topics)) => self.subscribe(TopicSelection::Topics(topics)),
+            Some(Command::SubscribeRegex(regex)) => self.subscribe(TopicSelection::Regex(regex)),
             Some(Command::MetadataChanged) => {
                 // The coordinator follows partition counts itself; new metadata may name a topic
                 // id the member could not resolve yet.
@@ -384,11 +384,11 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
 
     /// A new subscription: join if not in the group (or after a fatal error), else say it in the
     /// next heartbeat, at once. An empty one leaves the group.
-    fn subscribe(&mut self, subscription: Subscription) {
+    fn subscribe(&mut self, subscription: TopicSelection) {
         use ConsumerMemberState as S;
         let empty = match &subscription {
-            Subscription::Topics(topics) => topics.is_empty(),
-            Subscription::Regex(regex) => regex.is_empty(),
+            TopicSelection::Topics(topics) => topics.is_empty(),
+            TopicSelection::Regex(regex) => regex.is_empty(),
         };
         if empty {
             self.subscription = None;

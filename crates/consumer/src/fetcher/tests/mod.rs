@@ -24,7 +24,7 @@ use tokio::time::{advance, Instant};
 
 use super::partition_errors::CORRUPT_FETCHES;
 use super::session::SessionRequest;
-use super::{Fetcher, Outcome};
+use super::{Fetcher, FinishedFetch};
 use crate::config::ConsumerConfig;
 use crate::error::ConsumerError;
 use mooring_group::EventSink;
@@ -164,7 +164,7 @@ impl Harness {
             }
         }
         let from_replica = self.in_flight.remove(&node).unwrap_or_default().0;
-        self.fetcher.handle(Outcome {
+        self.fetcher.handle(FinishedFetch {
             node,
             names: HashMap::new(),
             from_replica,
@@ -411,7 +411,7 @@ async fn a_failed_request_still_backs_off_the_broker() {
     let a0 = tp("a", 0);
     let mut h = harness(std::slice::from_ref(&a0));
     let _ = h.send(&metadata(&[("a", 1)]));
-    h.fetcher.handle(Outcome {
+    h.fetcher.handle(FinishedFetch {
         node: NODE,
         names: HashMap::new(),
         from_replica: BTreeSet::new(),

@@ -281,7 +281,7 @@ async fn a_dead_replica_sends_every_partition_it_served_to_its_leader() {
     let near = h.send_to(NEAR, &md).expect("the replica");
     assert_eq!(listed(&Some(near)), [a0.clone(), a1.clone()]);
     h.in_flight.remove(&NEAR);
-    h.fetcher.handle(Outcome {
+    h.fetcher.handle(FinishedFetch {
         node: NEAR,
         names: HashMap::new(),
         from_replica: BTreeSet::from([a0.clone(), a1.clone()]),

@@ -15,13 +15,13 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::racks::RackInfo;
-use super::{java, Group, Outcome, Tp};
+use super::{java, Group, StickyAssignment, Tp};
 
 pub(super) fn build<'a>(
     group: &Group<'a>,
     owned: BTreeMap<&'a str, Vec<Tp<'a>>>,
     multiply_claimed: BTreeSet<Tp<'a>>,
-) -> Outcome<'a> {
+) -> StickyAssignment<'a> {
     let total = group.total();
     let members = group.order.len();
     let mut b = Builder {
@@ -55,7 +55,7 @@ pub(super) fn build<'a>(
     }
     b.assign_round_robin(&unassigned);
 
-    Outcome {
+    StickyAssignment {
         assignment: b.assignment,
         transferring: Some(b.transferring),
     }

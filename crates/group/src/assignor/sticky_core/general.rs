@@ -20,9 +20,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use mooring_wire::consumer_protocol::NO_GENERATION;
 
 use super::movements::PartitionMovements;
-use super::{java, Group, Outcome, Tp};
+use super::{java, Group, StickyAssignment, Tp};
 
-pub(super) fn build<'a>(group: &Group<'a>, owned: BTreeMap<&'a str, Vec<Tp<'a>>>) -> Outcome<'a> {
+pub(super) fn build<'a>(
+    group: &Group<'a>,
+    owned: BTreeMap<&'a str, Vec<Tp<'a>>>,
+) -> StickyAssignment<'a> {
     let mut b = Builder::new(group, owned);
     let prev = b.previous_assignment();
     let assigned = b.keep_owned();
@@ -33,7 +36,7 @@ pub(super) fn build<'a>(group: &Group<'a>, owned: BTreeMap<&'a str, Vec<Tp<'a>>>
         .filter(|tp| !assigned.contains(tp))
         .collect();
     b.balance(&prev, unassigned);
-    Outcome {
+    StickyAssignment {
         assignment: b.current,
         transferring: None,
     }

@@ -143,7 +143,7 @@ impl<'a> Group<'a> {
 /// owner to another member (Java's `partitionsTransferringOwnership`; `None` from the general
 /// builder, whose caller computes it).
 #[derive(Debug)]
-pub(crate) struct Outcome<'a> {
+pub(crate) struct StickyAssignment<'a> {
     pub(crate) assignment: BTreeMap<&'a str, Vec<Tp<'a>>>,
     pub(crate) transferring: Option<BTreeMap<Tp<'a>, &'a str>>,
 }
@@ -153,7 +153,7 @@ pub(crate) fn assign<'a>(
     flavor: Flavor,
     partitions_per_topic: &'a PartitionsPerTopic,
     members: &'a [Member<'a>],
-) -> Outcome<'a> {
+) -> StickyAssignment<'a> {
     let subscribed: BTreeSet<&str> = members
         .iter()
         .flat_map(|m| m.topics.iter().copied())

@@ -564,7 +564,7 @@ async fn a_static_member_back_in_a_stable_group_reports_no_rebalance() {
 
 #[tokio::test(start_paused = true)]
 async fn join_and_sync_go_on_the_group_connection_timed_by_the_rebalance() {
-    use mooring_client::conn::Lane;
+    use mooring_client::conn::ConnectionKind;
     use mooring_client::CoordinatorCall;
     const SYNC: i16 = 14;
     let s = start(config(None), RebalanceProtocol::Eager);
@@ -585,7 +585,7 @@ async fn join_and_sync_go_on_the_group_connection_timed_by_the_rebalance() {
         "SyncGroup: the rebalance timeout"
     );
     let heartbeat = s.fake.calls(HEARTBEAT)[0];
-    assert_eq!(heartbeat.lane, Lane::General);
+    assert_eq!(heartbeat.connection, ConnectionKind::General);
     assert_eq!(heartbeat.timeout, None, "request.timeout.ms");
 }
 
