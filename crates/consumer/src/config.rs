@@ -53,6 +53,7 @@ use std::time::Duration;
 
 use mooring_client::config::{key, unknown_key_error, KeySpec, ValueKind, BOOL, CLIENT_KEYS};
 use mooring_client::ClientConfig;
+pub use mooring_group::config::GROUP_KEYS;
 use mooring_group::GroupConfig;
 
 use crate::error::ConsumerError;
@@ -79,35 +80,6 @@ impl IsolationLevel {
         }
     }
 }
-
-/// The group member's keys ([`GroupConfig::from_properties`] reads them).
-pub const GROUP_KEYS: &[KeySpec] = &[
-    key("group.id", ValueKind::String, ""),
-    key("group.instance.id", ValueKind::String, ""),
-    key("session.timeout.ms", ValueKind::Millis, "45000"),
-    key("heartbeat.interval.ms", ValueKind::Millis, "3000"),
-    key("max.poll.interval.ms", ValueKind::Millis, "300000"),
-    key(
-        "partition.assignment.strategy",
-        ValueKind::List,
-        "cooperative-sticky",
-    ),
-    key("mooring.fenced.policy", ValueKind::String, "stop"),
-    key("mooring.leave.group.on.close", BOOL, ""),
-    key("mooring.commit.retries", ValueKind::PositiveInt, "5"),
-    key("mooring.events.capacity", ValueKind::PositiveInt, "1024"),
-    key(
-        "group.protocol",
-        ValueKind::OneOf(&["classic", "consumer"]),
-        "classic",
-    ),
-    key("group.remote.assignor", ValueKind::String, ""),
-    key(
-        "mooring.unreleased.instance.timeout.ms",
-        ValueKind::Millis,
-        "600000",
-    ),
-];
 
 /// The consumer runtime's own keys.
 pub const CONSUMER_KEYS: &[KeySpec] = &[

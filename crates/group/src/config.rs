@@ -42,7 +42,38 @@
 
 use std::time::Duration;
 
+use mooring_client::config::{key, KeySpec, ValueKind, BOOL};
 use mooring_client::error::{Error, Result};
+
+/// The group member's keys ([`GroupConfig::from_properties`] reads them; the consumer's
+/// config names them too).
+pub const GROUP_KEYS: &[KeySpec] = &[
+    key("group.id", ValueKind::String, ""),
+    key("group.instance.id", ValueKind::String, ""),
+    key("session.timeout.ms", ValueKind::Millis, "45000"),
+    key("heartbeat.interval.ms", ValueKind::Millis, "3000"),
+    key("max.poll.interval.ms", ValueKind::Millis, "300000"),
+    key(
+        "partition.assignment.strategy",
+        ValueKind::List,
+        "cooperative-sticky",
+    ),
+    key("mooring.fenced.policy", ValueKind::String, "stop"),
+    key("mooring.leave.group.on.close", BOOL, ""),
+    key("mooring.commit.retries", ValueKind::PositiveInt, "5"),
+    key("mooring.events.capacity", ValueKind::PositiveInt, "1024"),
+    key(
+        "group.protocol",
+        ValueKind::OneOf(&["classic", "consumer"]),
+        "classic",
+    ),
+    key("group.remote.assignor", ValueKind::String, ""),
+    key(
+        "mooring.unreleased.instance.timeout.ms",
+        ValueKind::Millis,
+        "600000",
+    ),
+];
 
 /// What a member does after FENCED_INSTANCE_ID (KIP-345: another process joined with this
 /// member's `group.instance.id`).

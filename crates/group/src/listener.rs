@@ -25,17 +25,47 @@ use std::future::Future;
 use super::GroupConfig;
 use mooring_client::TopicPartition;
 
-/// The application's (runtime's) rebalance callbacks. Each is awaited with a bound.
+/// Rebalance callbacks, the one listener trait of every Mooring crate: the consumer runtime
+/// gives the member one, and an application gives the consumer one (as
+/// `mooring_consumer::ConsumerRebalanceListener`). Each is awaited with a bound. Every method has
+/// a default that does nothing, except `lost`, which calls `revoked` as Java's
+/// `onPartitionsLost` does.
+///
+/// ```
+/// use mooring_group::{RebalanceListener, TopicPartition};
+///
+/// struct Log;
+///
+/// impl RebalanceListener for Log {
+///     async fn assigned(&self, partitions: Vec<TopicPartition>) {
+///         println!("assigned {partitions:?}");
+///     }
+///     async fn revoked(&self, partitions: Vec<TopicPartition>) {
+///         println!("revoked {partitions:?}");
+///     }
+/// }
+/// ```
 pub trait RebalanceListener: Send + Sync + 'static {
-    /// Partitions about to be taken away: stop handing out their records, wait for in-flight work,
-    /// commit what finished. The member still holds a valid generation.
-    fn revoked(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send;
+    /// Partitions about to be taken away (cooperative and the `consumer` protocol: only those
+    /// moving): stop handing out their records, wait for in-flight work, commit what finished.
+    /// The member still holds a valid generation.
+    fn revoked(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
+        let _ = partitions;
+        async {}
+    }
 
-    /// Partitions newly assigned (cooperative: only the new ones; eager: all).
-    fn assigned(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send;
+    /// Partitions newly assigned (cooperative and the `consumer` protocol: only the new ones;
+    /// eager: all).
+    fn assigned(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
+        let _ = partitions;
+        async {}
+    }
 
-    /// Partitions lost without a chance to commit (the generation is gone).
-    fn lost(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send;
+    /// Partitions lost without a chance to commit (the generation is gone, or the member epoch
+    /// fenced; someone else may own them now).
+    fn lost(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
+        self.revoked(partitions)
+    }
 }
 
 /// A listener that does nothing.

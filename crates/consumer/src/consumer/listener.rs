@@ -1,54 +1,29 @@
-//! The application's rebalance listener: async `assigned`, `revoked` and `lost`, called by the
-//! consumer after it has done its own part (see Rebalances in the crate docs).
-//! Each call is awaited, bounded by the member's rebalance timeout (`max.poll.interval.ms`);
-//! heartbeats go on meanwhile.
+//! The application's rebalance listener ([`ConsumerRebalanceListener`], the group's
+//! `RebalanceListener`): async `assigned`, `revoked` and `lost`, called by the consumer after it
+//! has done its own part (see Rebalances in the crate docs): `assigned` once the positions are
+//! initialised (when the committed offsets could be fetched in time; a `seek` there overrides
+//! them), `revoked` once the partitions' in-flight handlers have finished (or the revoke timeout
+//! passed) and what finished is committed. Each call is awaited, bounded by the member's
+//! rebalance timeout (`max.poll.interval.ms`); heartbeats go on meanwhile.
+//!
+//! ```
+//! use mooring_consumer::{ConsumerRebalanceListener, TopicPartition};
+//!
+//! struct Log;
+//!
+//! impl ConsumerRebalanceListener for Log {
+//!     async fn revoked(&self, partitions: Vec<TopicPartition>) {
+//!         println!("revoked {partitions:?} (their finished work is committed already)");
+//!     }
+//! }
+//! ```
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub use mooring_group::RebalanceListener as ConsumerRebalanceListener;
+
 use crate::TopicPartition;
-
-/// Rebalance callbacks for the application. Every method has a default that does nothing, except
-/// `lost`, which calls `revoked` as Java's `onPartitionsLost` does.
-///
-/// ```
-/// use mooring_consumer::{ConsumerRebalanceListener, TopicPartition};
-///
-/// struct Log;
-///
-/// impl ConsumerRebalanceListener for Log {
-///     async fn assigned(&self, partitions: Vec<TopicPartition>) {
-///         println!("assigned {partitions:?}");
-///     }
-///     async fn revoked(&self, partitions: Vec<TopicPartition>) {
-///         println!("revoked {partitions:?} (their finished work is committed already)");
-///     }
-/// }
-/// ```
-pub trait ConsumerRebalanceListener: Send + Sync + 'static {
-    /// Partitions newly assigned (cooperative and the `consumer` protocol: only the new ones;
-    /// eager: all). Their positions
-    /// are initialised already when the committed offsets could be fetched in time; a `seek`
-    /// here overrides them.
-    fn assigned(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
-        let _ = partitions;
-        async {}
-    }
-
-    /// Partitions taken away (cooperative and the `consumer` protocol: only those moving). Their
-    /// in-flight handlers have
-    /// finished (or the revoke timeout passed) and what finished is committed.
-    fn revoked(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
-        let _ = partitions;
-        async {}
-    }
-
-    /// Partitions lost without a commit (the generation is gone, or the member epoch fenced;
-    /// someone else may own them now).
-    fn lost(&self, partitions: Vec<TopicPartition>) -> impl Future<Output = ()> + Send {
-        self.revoked(partitions)
-    }
-}
 
 type BoxFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 

@@ -297,7 +297,7 @@ mod tests {
             user: None,
         };
 
-        let revoke = listener.revoked(vec![TopicPartition::new("t", 0)]);
+        let revoke = RebalanceListener::revoked(&listener, vec![TopicPartition::new("t", 0)]);
         let cut = tokio::time::timeout(Duration::from_secs(1), revoke).await;
 
         assert!(cut.is_err(), "the drain was still waiting for the handler");
@@ -346,7 +346,7 @@ mod tests {
         let call = tokio::spawn({
             let listener = Arc::clone(&listener);
             let tp = tp.clone();
-            async move { listener.assigned(vec![tp]).await }
+            async move { RebalanceListener::assigned(&*listener, vec![tp]).await }
         });
         tokio::time::sleep(Duration::from_millis(10)).await;
         shared.subs().seek(&tp, 5).unwrap();
