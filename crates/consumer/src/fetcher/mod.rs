@@ -123,6 +123,17 @@ enum Unreadable {
 /// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
 const IDLE_TICK: Duration = Duration::from_millis(100);
 
+/// How far the engine took one partition's records.
+enum Handed {
+    /// Every record.
+    All,
+    /// Those before this offset, the first the partition's buffer had no room for: the position
+    /// moves there.
+    Until(i64),
+    /// None: the position stays and the records are fetched again.
+    None,
+}
+
 /// One finished Fetch.
 struct FinishedFetch {
     node: i32,
@@ -730,14 +741,14 @@ impl<H: Dispatch> Fetcher<H> {
             self.record_sizes
                 .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));
             match self.submit(&tp, extracted.records, &extracted.batches) {
-                Some(Some(first_rejected)) => {
+                Handed::Until(first_rejected) => {
                     next = FetchPosition {
                         offset: first_rejected,
                         leader_epoch: position.leader_epoch,
                     }
                 }
-                Some(None) => {}
-                None => return read,
+                Handed::All => {}
+                Handed::None => return read,
             }
         }
         if next.offset == position.offset {
@@ -780,27 +791,29 @@ impl<H: Dispatch> Fetcher<H> {
         });
     }
 
-    /// Hands records to the engine. `Some(first rejected offset)`, `Some(None)` when all were
-    /// accepted, `None` when nothing was taken (the position stays and they are fetched again).
+    /// Hands records to the engine (see [`Handed`]).
     fn submit(
         &self,
         tp: &TopicPartition,
         records: Vec<mooring_wire::records::Record>,
         batches: &[(i64, crate::processing::BatchInfo)],
-    ) -> Option<Option<i64>> {
+    ) -> Handed {
         match self.engine.submit_batches(tp, records, batches) {
-            Ok(submitted) => Some(submitted.rejected.first().map(|r| r.offset)),
+            Ok(submitted) => match submitted.rejected.first() {
+                Some(r) => Handed::Until(r.offset),
+                None => Handed::All,
+            },
             Err(SubmitError::OffsetNotIncreasing { .. }) => {
                 // A seek backwards: the engine starts the partition afresh, and the records are
                 // fetched again from the position.
                 let discarded = self.engine.drop_partitions([tp.clone()]);
                 tracing::debug!(partition = %tp, discarded, "seek backwards: partition restarted");
                 self.engine.add_partitions([tp.clone()]);
-                None
+                Handed::None
             }
             Err(e) => {
                 tracing::debug!(partition = %tp, error = %e, "records not submitted");
-                None
+                Handed::None
             }
         }
     }
