@@ -39,6 +39,7 @@ pub mod consumer;
 mod control;
 pub mod events;
 mod handle;
+mod leave;
 pub mod listener;
 pub mod offsets;
 pub mod reaction;

@@ -19,11 +19,20 @@
 //! ILLEGAL_GENERATION, FENCED_INSTANCE_ID): the partitions may already belong to someone else and
 //! must not be committed.
 
+use std::collections::BTreeSet;
 use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mooring_client::TopicPartition;
+use tokio::time::Instant;
+use tracing::{Instrument, Span};
 
 #[cfg(doc)]
 use super::GroupConfig;
-use mooring_client::TopicPartition;
+use crate::assignor::RebalanceProtocol;
+use crate::events::GroupEventKind;
+use crate::trace;
 
 /// Rebalance callbacks, the one listener trait of every Mooring crate: the consumer runtime
 /// gives the member one, and an application gives the consumer one (as
@@ -76,4 +85,77 @@ impl RebalanceListener for NoopListener {
     async fn revoked(&self, _: Vec<TopicPartition>) {}
     async fn assigned(&self, _: Vec<TopicPartition>) {}
     async fn lost(&self, _: Vec<TopicPartition>) {}
+}
+
+/// One listener call as every member kind makes it: [`Callback::start`] gives the call, in its
+/// span, for the member to await with its bound; [`Callback::finish`] traces how it ended and
+/// gives the event to emit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Callback {
+    /// `revoked`, in a rebalance of this protocol.
+    Revoked(RebalanceProtocol),
+    Assigned,
+    Lost,
+}
+
+impl Callback {
+    /// The call of `listener` with `partitions`, instrumented with the returned span.
+    pub(crate) fn start<L: RebalanceListener>(
+        self,
+        listener: Arc<L>,
+        partitions: Vec<TopicPartition>,
+    ) -> (Span, impl Future<Output = ()> + Send) {
+        let span = match self {
+            Callback::Revoked(_) => trace::revoked(partitions.len()),
+            Callback::Assigned => trace::assigned(partitions.len()),
+            Callback::Lost => trace::lost(partitions.len()),
+        };
+        let call = async move {
+            match self {
+                Callback::Revoked(_) => listener.revoked(partitions).await,
+                Callback::Assigned => listener.assigned(partitions).await,
+                Callback::Lost => listener.lost(partitions).await,
+            }
+        };
+        (span.clone(), call.instrument(span))
+    }
+
+    /// Ends the call started at `started` (its span closed, a warning when it timed out) and
+    /// returns its event and how long it took; `owned` is the member's assignment after it.
+    pub(crate) fn finish(
+        self,
+        group: &str,
+        span: Span,
+        started: Instant,
+        partitions: Vec<TopicPartition>,
+        owned: &BTreeSet<TopicPartition>,
+        timed_out: bool,
+    ) -> (GroupEventKind, Duration) {
+        trace::callback_ended(&span, timed_out);
+        drop(span);
+        let duration = started.elapsed();
+        if timed_out {
+            tracing::warn!(group, kind = ?self, ?duration, "rebalance listener timed out; going on");
+        }
+        let event = match self {
+            Callback::Revoked(protocol) => GroupEventKind::PartitionsRevoked {
+                partitions,
+                protocol,
+                duration,
+                timed_out,
+            },
+            Callback::Assigned => GroupEventKind::PartitionsAssigned {
+                added: partitions,
+                assignment: owned.iter().cloned().collect(),
+                duration,
+                timed_out,
+            },
+            Callback::Lost => GroupEventKind::PartitionsLost {
+                partitions,
+                duration,
+                timed_out,
+            },
+        };
+        (event, duration)
+    }
 }

@@ -49,13 +49,20 @@ pub trait Assignor: Send + Sync + std::fmt::Debug {
     /// Java's protocol name: `range`, `roundrobin`, `sticky` or `cooperative-sticky`.
     fn name(&self) -> &'static str;
 
-    /// The rebalance protocol this assignor needs from the members.
-    fn protocol(&self) -> RebalanceProtocol;
+    /// The rebalance protocol this assignor needs from the members; eager unless it says
+    /// otherwise, as in Java.
+    fn protocol(&self) -> RebalanceProtocol {
+        RebalanceProtocol::Eager
+    }
 
     /// The user data this member puts in its Subscription for this assignor (the sticky
     /// assignor's previous assignment and generation; cooperative-sticky's generation), given what
-    /// it owns now and its generation (`-1` when it has none).
-    fn subscription_user_data(&self, owned: &[TopicPartitions], generation: i32) -> Option<Bytes>;
+    /// it owns now and its generation (`-1` when it has none). None unless it says otherwise, as
+    /// in Java.
+    fn subscription_user_data(&self, owned: &[TopicPartitions], generation: i32) -> Option<Bytes> {
+        let _ = (owned, generation);
+        None
+    }
 
     /// The leader's assignment: member id → what it gets. `partitions_per_topic` holds every
     /// topic some member subscribes to that exists, with its partitions' replica racks; topics

@@ -19,12 +19,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bytes::Bytes;
-use mooring_wire::consumer_protocol::{Assignment, TopicPartitions};
+use mooring_wire::consumer_protocol::Assignment;
 
 use super::{
     assignable_topics, java, normalize, to_assignments, use_rack_aware, Assignor, Member,
-    MemberSubscription, PartitionsPerTopic, RebalanceProtocol,
+    MemberSubscription, PartitionsPerTopic,
 };
 
 /// The protocol name.
@@ -37,18 +36,6 @@ pub struct RangeAssignor;
 impl Assignor for RangeAssignor {
     fn name(&self) -> &'static str {
         NAME
-    }
-
-    fn protocol(&self) -> RebalanceProtocol {
-        RebalanceProtocol::Eager
-    }
-
-    fn subscription_user_data(
-        &self,
-        _owned: &[TopicPartitions],
-        _generation: i32,
-    ) -> Option<Bytes> {
-        None
     }
 
     fn assign(
@@ -244,6 +231,7 @@ fn assign_co_partitioned(states: &mut [TopicState<'_>], group: &[usize], partiti
 mod tests {
     use super::*;
     use crate::assignor::testkit::*;
+    use crate::assignor::RebalanceProtocol;
     use proptest::prelude::*;
 
     #[test]

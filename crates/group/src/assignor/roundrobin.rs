@@ -8,12 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bytes::Bytes;
-use mooring_wire::consumer_protocol::{Assignment, TopicPartitions};
+use mooring_wire::consumer_protocol::Assignment;
 
 use super::{
     assignable_topics, java, normalize, to_assignments, Assignor, MemberSubscription,
-    PartitionsPerTopic, RebalanceProtocol,
+    PartitionsPerTopic,
 };
 
 /// The protocol name.
@@ -26,18 +25,6 @@ pub struct RoundRobinAssignor;
 impl Assignor for RoundRobinAssignor {
     fn name(&self) -> &'static str {
         NAME
-    }
-
-    fn protocol(&self) -> RebalanceProtocol {
-        RebalanceProtocol::Eager
-    }
-
-    fn subscription_user_data(
-        &self,
-        _owned: &[TopicPartitions],
-        _generation: i32,
-    ) -> Option<Bytes> {
-        None
     }
 
     fn assign(
@@ -82,6 +69,7 @@ impl Assignor for RoundRobinAssignor {
 mod tests {
     use super::*;
     use crate::assignor::testkit::*;
+    use crate::assignor::RebalanceProtocol;
     use proptest::prelude::*;
 
     #[test]

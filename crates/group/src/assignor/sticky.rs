@@ -15,9 +15,7 @@ use mooring_wire::consumer_protocol::{
 };
 
 use super::sticky_core::{self, Flavor};
-use super::{
-    normalize, to_assignments, Assignor, MemberSubscription, PartitionsPerTopic, RebalanceProtocol,
-};
+use super::{normalize, to_assignments, Assignor, MemberSubscription, PartitionsPerTopic};
 
 /// The protocol name.
 pub(crate) const NAME: &str = "sticky";
@@ -29,10 +27,6 @@ pub struct StickyAssignor;
 impl Assignor for StickyAssignor {
     fn name(&self) -> &'static str {
         NAME
-    }
-
-    fn protocol(&self) -> RebalanceProtocol {
-        RebalanceProtocol::Eager
     }
 
     /// `StickyAssignorUserData` v1 with what the member was assigned and the generation; none
@@ -87,6 +81,7 @@ mod tests {
     use super::*;
     use crate::assignor::testkit::*;
     use crate::assignor::PartitionsPerTopic;
+    use crate::assignor::RebalanceProtocol;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
-use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse};
+use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse, LeaveGroupResponse};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 use tracing::Instrument;
@@ -30,7 +30,8 @@ use crate::command::{listener_until, Command, Ending};
 use crate::config::{GroupConfig, GroupProtocol};
 use crate::control::Control;
 use crate::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
-use crate::listener::RebalanceListener;
+use crate::leave;
+use crate::listener::{Callback, RebalanceListener};
 use crate::offsets::InvalidatedSlot;
 use crate::reaction::{self, Reaction};
 use crate::requests;
@@ -39,13 +40,6 @@ use crate::trace;
 use crate::transport::GroupTransport;
 use mooring_client::error::{Error, Result};
 use mooring_client::TopicPartition;
-
-#[derive(Debug, Clone, Copy)]
-enum Callback {
-    Revoked(RebalanceProtocol),
-    Assigned,
-    Lost,
-}
 
 /// How one attempt of a rebalance ended.
 enum RebalanceAttempt {
@@ -319,49 +313,18 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
     }
 
     async fn call_listener(&mut self, kind: Callback, partitions: Vec<TopicPartition>) -> Duration {
-        let listener = self.listener.clone();
         let started = Instant::now();
-        let list = partitions.clone();
-        let span = match kind {
-            Callback::Revoked(_) => trace::revoked(partitions.len()),
-            Callback::Assigned => trace::assigned(partitions.len()),
-            Callback::Lost => trace::lost(partitions.len()),
-        };
-        let call = async move {
-            match kind {
-                Callback::Revoked(_) => listener.revoked(list).await,
-                Callback::Assigned => listener.assigned(list).await,
-                Callback::Lost => listener.lost(list).await,
-            }
-        }
-        .instrument(span.clone());
+        let (span, call) = kind.start(Arc::clone(&self.listener), partitions.clone());
         let timed_out = !self.await_listener(call).await;
-        trace::callback_ended(&span, timed_out);
-        drop(span);
-        let duration = started.elapsed();
-        if timed_out {
-            tracing::warn!(group = %self.config.group_id, ?kind, ?duration, "rebalance listener timed out; going on");
-        }
-        let kind = match kind {
-            Callback::Revoked(protocol) => GroupEventKind::PartitionsRevoked {
-                partitions,
-                protocol,
-                duration,
-                timed_out,
-            },
-            Callback::Assigned => GroupEventKind::PartitionsAssigned {
-                added: partitions,
-                assignment: self.owned.iter().cloned().collect(),
-                duration,
-                timed_out,
-            },
-            Callback::Lost => GroupEventKind::PartitionsLost {
-                partitions,
-                duration,
-                timed_out,
-            },
-        };
-        self.events.emit(kind);
+        let (event, duration) = kind.finish(
+            &self.config.group_id,
+            span,
+            started,
+            partitions,
+            &self.owned,
+            timed_out,
+        );
+        self.events.emit(event);
         duration
     }
 
@@ -1096,51 +1059,41 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
     }
 
     async fn leave_group(&mut self) -> Result<()> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
+        let send = || {
             let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
-            let result = self
+            let answer = self
                 .transport
                 .call_coordinator(&self.config.group_id, move |version| {
                     requests::leave_group(version, &config, member_id)
-                })
-                .await;
-            let code = match result {
-                Ok(resp) => {
-                    let top = ErrorCode::from_i16(resp.error_code);
-                    if top.is_ok() {
-                        resp.members
-                            .iter()
-                            .map(|m| ErrorCode::from_i16(m.error_code))
-                            .find(|c| !c.is_ok())
-                            .unwrap_or(ErrorCode::None)
-                    } else {
-                        top
-                    }
-                }
-                Err(e) if e.is_retriable() && attempts < 2 => {
-                    self.transport.forget_coordinator(&self.config.group_id);
-                    sleep(self.config.retry_backoff).await;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            match reaction::leave_group(code) {
-                Reaction::Proceed | Reaction::AlreadyGone => return Ok(()),
-                Reaction::Rediscover if attempts < 2 => {
-                    self.transport.forget_coordinator(&self.config.group_id);
-                }
-                Reaction::RetryAfterBackoff if attempts < 2 => {}
-                _ => {
-                    return Err(Error::Broker {
-                        api: "LeaveGroup",
-                        code,
-                        message: None,
-                    })
-                }
-            }
-            sleep(self.config.retry_backoff).await;
-        }
+                });
+            async move { answer.await.map(|response| leave_code(&response)) }
+        };
+        let refused = |code| Error::Broker {
+            api: "LeaveGroup",
+            code,
+            message: None,
+        };
+        leave::with_retry(
+            &*self.transport,
+            &self.config,
+            reaction::leave_group,
+            send,
+            refused,
+        )
+        .await
     }
+}
+
+/// The code of a LeaveGroup answer: the top level's, else the first member's that is not NONE.
+fn leave_code(response: &LeaveGroupResponse) -> ErrorCode {
+    let top = ErrorCode::from_i16(response.error_code);
+    if !top.is_ok() {
+        return top;
+    }
+    response
+        .members
+        .iter()
+        .map(|m| ErrorCode::from_i16(m.error_code))
+        .find(|c| !c.is_ok())
+        .unwrap_or(ErrorCode::None)
 }

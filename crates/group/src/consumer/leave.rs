@@ -15,17 +15,18 @@
 //!   everything, then a rejoin at epoch 0 (see the [module docs](super) for when).
 
 use mooring_wire::error_code::ErrorCode;
-use tokio::time::{sleep, timeout_at, Instant};
+use tokio::time::{timeout_at, Instant};
 
 use super::answers::API;
 use super::heartbeat::leave_fields;
 use super::member::ConsumerMember;
 use super::reaction;
-use super::reconcile::Callback;
+use crate::assignor::RebalanceProtocol;
 use crate::command::Ending;
 use crate::events::{GroupEventKind, RebalanceCause};
+use crate::leave;
+use crate::listener::Callback;
 use crate::listener::RebalanceListener;
-use crate::reaction::Reaction;
 use crate::requests;
 use crate::state::ConsumerMemberState;
 use crate::transport::GroupTransport;
@@ -59,7 +60,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         }
         let parts: Vec<TopicPartition> = self.owned.iter().cloned().collect();
         let kind = if self.in_group() {
-            Callback::Revoked
+            Callback::Revoked(RebalanceProtocol::Cooperative)
         } else {
             Callback::Lost
         };
@@ -184,41 +185,28 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     }
 
     async fn leave(&mut self, epoch: i32) -> Result<()> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
+        let send = || {
             let fields = leave_fields(&self.config, &self.member_id, epoch);
             let group = self.config.group_id.clone();
-            let result = self
+            let answer = self
                 .transport
                 .call_coordinator(&self.config.group_id, move |version| {
                     requests::consumer_group_heartbeat(version, &group, &fields)
-                })
-                .await;
-            let code = match result {
-                Ok(response) => ErrorCode::from_i16(response.error_code),
-                Err(e) if e.is_retriable() && attempts < 2 => {
-                    self.transport.forget_coordinator(&self.config.group_id);
-                    sleep(self.config.retry_backoff).await;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            match reaction::leave(code) {
-                Reaction::Proceed | Reaction::AlreadyGone => return Ok(()),
-                Reaction::Rediscover if attempts < 2 => {
-                    self.transport.forget_coordinator(&self.config.group_id);
-                }
-                Reaction::RetryAfterBackoff if attempts < 2 => {}
-                _ => {
-                    return Err(Error::Broker {
-                        api: API,
-                        code,
-                        message: Some(format!("leaving with epoch {epoch}")),
-                    })
-                }
-            }
-            sleep(self.config.retry_backoff).await;
-        }
+                });
+            async move { answer.await.map(|r| ErrorCode::from_i16(r.error_code)) }
+        };
+        let refused = |code| Error::Broker {
+            api: API,
+            code,
+            message: Some(format!("leaving with epoch {epoch}")),
+        };
+        leave::with_retry(
+            &*self.transport,
+            &self.config,
+            reaction::leave,
+            send,
+            refused,
+        )
+        .await
     }
 }

@@ -15,15 +15,13 @@ use std::time::Duration;
 
 use mooring_wire::primitives::Uuid;
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use super::member::ConsumerMember;
 use super::target::{Reconciliation, Target};
 use crate::assignor::RebalanceProtocol;
-use crate::events::{GroupEventKind, RebalanceCause, ReconcileTimings};
-use crate::listener::RebalanceListener;
+use crate::events::{RebalanceCause, ReconcileTimings};
+use crate::listener::{Callback, RebalanceListener};
 use crate::state::ConsumerMemberState;
-use crate::trace;
 use crate::transport::GroupTransport;
 use mooring_client::TopicPartition;
 
@@ -33,14 +31,6 @@ struct Resolved {
     partitions: BTreeSet<TopicPartition>,
     ids: BTreeMap<String, Uuid>,
     unresolved: BTreeSet<Uuid>,
-}
-
-/// Which listener call.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Callback {
-    Revoked,
-    Assigned,
-    Lost,
 }
 
 impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
@@ -127,7 +117,12 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.set_state(ConsumerMemberState::Reconciling);
         let mut timings = ReconcileTimings::default();
         if !revoked.is_empty() {
-            timings.revoke = self.call_listener(Callback::Revoked, revoked.clone()).await;
+            timings.revoke = self
+                .call_listener(
+                    Callback::Revoked(RebalanceProtocol::Cooperative),
+                    revoked.clone(),
+                )
+                .await;
             self.owned.retain(|tp| !revoked.contains(tp));
             self.publish();
             if self.interrupted(incarnation) {
@@ -268,53 +263,18 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         kind: Callback,
         partitions: Vec<TopicPartition>,
     ) -> Duration {
-        let listener = Arc::clone(&self.listener);
         let started = Instant::now();
-        let list = partitions.clone();
-        let span = match kind {
-            Callback::Revoked => trace::revoked(partitions.len()),
-            Callback::Assigned => trace::assigned(partitions.len()),
-            Callback::Lost => trace::lost(partitions.len()),
-        };
-        let call = listener_call(listener, kind, list).instrument(span.clone());
+        let (span, call) = kind.start(Arc::clone(&self.listener), partitions.clone());
         let timed_out = !self.await_listener(call).await;
-        trace::callback_ended(&span, timed_out);
-        drop(span);
-        let duration = started.elapsed();
-        if timed_out {
-            tracing::warn!(group = %self.config.group_id, ?kind, ?duration, "rebalance listener timed out; going on");
-        }
-        self.events.emit(match kind {
-            Callback::Revoked => GroupEventKind::PartitionsRevoked {
-                partitions,
-                protocol: RebalanceProtocol::Cooperative,
-                duration,
-                timed_out,
-            },
-            Callback::Assigned => GroupEventKind::PartitionsAssigned {
-                added: partitions,
-                assignment: self.owned.iter().cloned().collect(),
-                duration,
-                timed_out,
-            },
-            Callback::Lost => GroupEventKind::PartitionsLost {
-                partitions,
-                duration,
-                timed_out,
-            },
-        });
+        let (event, duration) = kind.finish(
+            &self.config.group_id,
+            span,
+            started,
+            partitions,
+            &self.owned,
+            timed_out,
+        );
+        self.events.emit(event);
         duration
-    }
-}
-
-async fn listener_call<L: RebalanceListener>(
-    listener: Arc<L>,
-    kind: Callback,
-    partitions: Vec<TopicPartition>,
-) {
-    match kind {
-        Callback::Revoked => listener.revoked(partitions).await,
-        Callback::Assigned => listener.assigned(partitions).await,
-        Callback::Lost => listener.lost(partitions).await,
     }
 }
