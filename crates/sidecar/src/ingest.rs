@@ -61,6 +61,11 @@ pub fn apply(app: &App, envelope: Envelope) {
         reconcile::set_protocol(app, &mut state, protocol);
     }
     let ts_ms = envelope.ts_ms;
+    let line = Line {
+        now,
+        ts_ms,
+        seq: envelope.seq,
+    };
     if state
         .member
         .fatal_error
@@ -71,93 +76,12 @@ pub fn apply(app: &App, envelope: Envelope) {
         clear_fatal(app, &mut state);
     }
     match envelope.event {
-        Event::RebalanceStarted {
-            cause,
-            generation,
-            protocol,
-        } => {
-            state.member.stable = false;
-            if state.member.is_consumer() {
-                reconcile::started(&mut state, cause, generation, ts_ms);
-            }
-            let assignment_before = state.member.assignment.clone();
-            let members_before = state.last_stable_members.as_ref().map(|(_, m)| m.clone());
-            state.pending = Some(Pending {
-                members_before,
-                cause,
-                started_ms: ts_ms,
-                started: now,
-                generation_before: generation,
-                protocol,
-                assignment_before,
-                revoked: Vec::new(),
-                assigned: Vec::new(),
-                lost: std::mem::take(&mut state.lost_before_start),
-            });
-        }
-        Event::PartitionsRevoked {
-            partitions,
-            duration_seconds,
-            ..
-        } => {
-            m.partitions_revoked_duration_seconds
-                .observe(duration_seconds);
-            state.member.assignment.retain(|p| !partitions.contains(p));
-            if let Some(p) = state.pending.as_mut() {
-                p.revoked.extend(partitions);
-            }
-        }
-        Event::Joined {
-            generation,
-            member_id,
-            leader,
-            join_seconds,
-            ..
-        } => {
-            m.join_duration_seconds.observe(join_seconds);
-            state.member.member_id = member_id;
-            state.member.generation = generation;
-            state.member.leader = leader;
-            state.member.joined = true;
-            state.member.fenced = false;
-            m.group_generation.set(i64::from(generation));
-            if state.member.is_consumer() {
-                // Taken in with an epoch: the instance id is its own now.
-                reconcile::member_event(&mut state, ts_ms);
-                reconcile::set_member_epoch(app, &mut state, generation);
-                reconcile::end_wait(&mut state);
-            }
-        }
+        event @ Event::RebalanceStarted { .. } => rebalance_started(&mut state, line, event),
+        event @ Event::PartitionsRevoked { .. } => partitions_revoked(app, &mut state, event),
+        event @ Event::Joined { .. } => joined(app, &mut state, line, event),
         Event::Synced { sync_seconds, .. } => m.sync_duration_seconds.observe(sync_seconds),
-        Event::PartitionsAssigned {
-            added,
-            assignment,
-            duration_seconds,
-            ..
-        } => {
-            m.partitions_assigned_duration_seconds
-                .observe(duration_seconds);
-            m.assigned_partitions.set(assignment.len() as i64);
-            state.member.assignment = assignment;
-            if let Some(p) = state.pending.as_mut() {
-                p.assigned.extend(added);
-            }
-        }
-        Event::PartitionsLost {
-            partitions,
-            duration_seconds,
-            ..
-        } => {
-            m.partitions_lost_duration_seconds.observe(duration_seconds);
-            state.member.assignment.retain(|p| !partitions.contains(p));
-            m.assigned_partitions
-                .set(state.member.assignment.len() as i64);
-            match state.pending.as_mut() {
-                Some(p) => p.lost.extend(partitions),
-                // The member lost them before its rejoin began (an expired session).
-                None => state.lost_before_start.extend(partitions),
-            }
-        }
+        event @ Event::PartitionsAssigned { .. } => partitions_assigned(app, &mut state, event),
+        event @ Event::PartitionsLost { .. } => partitions_lost(app, &mut state, event),
         // `consumer` protocol: the reconciliation counts (`reconcile`), not this.
         Event::RebalanceCompleted { generation, .. } if state.member.is_consumer() => {
             state.pending = None;
@@ -171,123 +95,12 @@ pub fn apply(app: &App, envelope: Envelope) {
             m.assigned_partitions
                 .set(state.member.assignment.len() as i64);
         }
-        Event::RebalanceCompleted {
-            generation,
-            total_seconds,
-            phases,
-        } => {
-            let pending = state.pending.take();
-            let reported = pending
-                .as_ref()
-                .map(|p| p.cause)
-                .or(state.carried_cause.take())
-                .unwrap_or(RebalanceCause::Unknown);
-            let assignment = state.member.assignment.clone();
-            // REBALANCE_IN_PROGRESS on a member that had a generation: someone else joined or
-            // left; the broker's view tells which (see `state::classify`).
-            let needs_view = reported == RebalanceCause::MemberJoined
-                && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
-            let fallback = refine_cause(reported, pending.as_ref(), &assignment);
-            let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
-            let watching = app.watches_group();
-            let (cause, basis) = match (needs_view, watching, &members_before) {
-                (true, true, Some(_)) => (reported, "pending"),
-                (true, _, _) => (fallback, "assignment"),
-                (false, _, _) => (reported, "member"),
-            };
-            if basis != "pending" {
-                m.rebalances_total
-                    .with_label_values(&[cause.as_str()])
-                    .inc();
-            }
-            m.rebalance_duration_seconds.observe(total_seconds);
-            m.last_rebalance_duration_seconds.set(total_seconds);
-            m.last_rebalance_timestamp_seconds.set(unix_now());
-            m.group_generation.set(i64::from(generation));
-            m.assigned_partitions.set(assignment.len() as i64);
-            state.member.generation = generation;
-            state.member.stable = true;
-            state.last_rebalance_seconds = total_seconds;
-            state.rebalance_times.push_back(now);
-            let mut record = record(
-                pending,
-                cause,
-                reported,
-                ts_ms,
-                Some(generation),
-                total_seconds,
-                phases,
-                assignment,
-                None,
-            );
-            record.cause_basis = basis;
-            let seq = state.push_record(record);
-            if let (true, Some(members_before)) = (basis == "pending", members_before) {
-                state.unclassified.push_back(Unclassified {
-                    seq,
-                    ended: now,
-                    members_before,
-                    fallback,
-                    epochs: None,
-                });
-                app.watch_now.notify_one();
-            }
+        event @ Event::RebalanceCompleted { .. } => {
+            rebalance_completed(app, &mut state, line, event)
         }
-        Event::StaticRejoin { generation, .. } => {
-            // KIP-345: a static member's new process in its old place, no rebalance: stable in
-            // the group's unchanged generation, and not counted.
-            state.pending = None;
-            state.member.generation = generation;
-            state.member.joined = true;
-            state.member.stable = true;
-            m.group_generation.set(i64::from(generation));
-            m.assigned_partitions
-                .set(state.member.assignment.len() as i64);
-        }
-        Event::RebalanceFailed {
-            error,
-            total_seconds,
-            phases,
-            ..
-        } => {
-            m.rebalances_failed_total.inc();
-            let pending = state.pending.take();
-            let reported = pending
-                .as_ref()
-                .map_or(RebalanceCause::Unknown, |p| p.cause);
-            state.carried_cause = Some(reported);
-            state.member.stable = false;
-            let assignment = state.member.assignment.clone();
-            let rec = record(
-                pending,
-                reported,
-                reported,
-                ts_ms,
-                None,
-                total_seconds,
-                phases,
-                assignment,
-                Some(error),
-            );
-            state.push_record(rec);
-        }
-        Event::Heartbeat {
-            generation,
-            latency_seconds,
-            error,
-        } => {
-            m.heartbeat_response_duration_seconds
-                .observe(latency_seconds);
-            match error {
-                None => {
-                    m.last_heartbeat_timestamp_seconds.set(unix_now());
-                    if state.member.is_consumer() {
-                        reconcile::heartbeat(&mut state, generation);
-                    }
-                }
-                Some(_) => m.heartbeats_failed_total.inc(),
-            }
-        }
+        event @ Event::StaticRejoin { .. } => static_rejoin(app, &mut state, event),
+        event @ Event::RebalanceFailed { .. } => rebalance_failed(app, &mut state, line, event),
+        event @ Event::Heartbeat { .. } => heartbeat(app, &mut state, event),
         Event::Commit {
             latency_seconds,
             error,
@@ -299,116 +112,20 @@ pub fn apply(app: &App, envelope: Envelope) {
             }
         }
         Event::CommitFailed { .. } => m.commits_failed_total.inc(),
-        Event::Fenced { .. } => {
-            // One fencing per fall from the group: the member's retries that find the instance
-            // id still held report `fenced` again, and are not new fencings.
-            if !state.member.fenced {
-                m.fenced_total.inc();
-                state.fenced_times.push_back(now);
-            }
-            state.member.fenced = true;
-            state.member.stable = false;
+        event @ Event::Fenced { .. } => fenced(app, &mut state, line, event),
+        event @ Event::FatalError { .. } => fatal_error(app, &mut state, line, event),
+        event @ Event::Reconciled { .. } => reconciled(app, &mut state, line, event),
+        event @ Event::InstanceIdUnreleased { .. } => {
+            instance_id_unreleased(app, &mut state, line, event)
         }
-        Event::FatalError { kind, message } => {
-            clear_fatal(app, &mut state);
-            reconcile::member_event(&mut state, ts_ms);
-            reconcile::end_wait(&mut state);
-            let kind = if FATAL_ERROR_KINDS.contains(&kind.as_str()) {
-                kind
-            } else {
-                "other".to_string()
-            };
-            m.consumer_fatal_error.with_label_values(&[&kind]).set(1);
-            state.member.fatal_error = Some(FatalErrorView {
-                kind,
-                message,
-                at_ms: ts_ms,
-                seq: envelope.seq,
-            });
-            state.member.stable = false;
-        }
-        Event::Reconciled {
-            member_epoch,
-            added,
-            revoked,
-            total_seconds,
-            phases,
-        } => {
-            let r = reconcile::Reconciled {
-                member_epoch,
-                added,
-                revoked,
-                total_seconds,
-                phases,
-            };
-            reconcile::reconciled(app, &mut state, r, now, ts_ms);
-        }
-        Event::InstanceIdUnreleased {
-            instance_id,
-            attempt,
-            retry_in_seconds,
-        } => reconcile::instance_id_unreleased(
-            app,
-            &mut state,
-            instance_id,
-            attempt,
-            retry_in_seconds,
-            now,
-            ts_ms,
-        ),
         Event::Left { .. } | Event::Shutdown { .. } => {
             state.member.joined = false;
             state.member.stable = false;
             reconcile::member_event(&mut state, ts_ms);
             reconcile::end_wait(&mut state);
         }
-        Event::EventsDropped { dropped_total, .. } => {
-            // A total below the last one means the consumer restarted: all of it is new.
-            let delta = if dropped_total >= state.dropped_seen {
-                dropped_total - state.dropped_seen
-            } else {
-                dropped_total
-            };
-            m.telemetry_events_dropped_total.inc_by(delta);
-            state.dropped_seen = dropped_total;
-        }
-        Event::Snapshot(snap) => {
-            let paused = snap.partitions.iter().filter(|p| p.paused).count();
-            m.partitions_paused.set(paused as i64);
-            m.processing_in_flight.set(snap.in_flight as i64);
-            m.consumer_memory_bytes
-                .set(i64::try_from(snap.memory_bytes).unwrap_or(i64::MAX));
-            m.consumer_memory_limit_bytes
-                .set(i64::try_from(snap.memory_limit_bytes).unwrap_or(i64::MAX));
-            if let Some(latency) = &snap.handler_latency {
-                m.handler_duration_seconds.set(latency);
-            }
-            m.fetch.observe(envelope.seq, &snap);
-            if app.config.client.is_none() {
-                // No broker watch: lag from the consumer's own view.
-                state.lag.clear();
-                for p in snap.partitions.iter().take(app.config.lag_max_partitions) {
-                    if let (Some(end), Some(pos)) = (p.high_watermark, p.committed.or(p.position)) {
-                        let key = TopicPartition {
-                            topic: p.topic.clone(),
-                            partition: p.partition,
-                        };
-                        state.lag.insert(
-                            key,
-                            crate::state::PartitionLag {
-                                committed: p.committed,
-                                end: Some(end),
-                                lag_records: (end - pos).max(0),
-                                lag_seconds: 0.0,
-                                owner: None,
-                            },
-                        );
-                    }
-                }
-            }
-            reconcile::snapshot(app, &mut state, &snap, now, ts_ms);
-            state.snapshot = Some((now, snap));
-        }
+        event @ Event::EventsDropped { .. } => events_dropped(app, &mut state, event),
+        event @ Event::Snapshot(_) => snapshot(app, &mut state, line, event),
         _ => {}
     }
     let stall = crate::app::poll_stall(&state, now);
@@ -416,6 +133,432 @@ pub fn apply(app: &App, envelope: Envelope) {
     drop(state);
     m.poll_stale_seconds.set(stall);
     m.consumer_loop_stale_seconds.set(loop_stale.unwrap_or(0.0));
+}
+
+/// When a line's event happened: on this clock, and as its envelope says (ms since the epoch,
+/// and its sequence number).
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    now: Instant,
+    ts_ms: u64,
+    seq: u64,
+}
+
+/// The rebalance begins: what the member had before it, for its record.
+fn rebalance_started(state: &mut State, line: Line, event: Event) {
+    let Event::RebalanceStarted {
+        cause,
+        generation,
+        protocol,
+    } = event
+    else {
+        return;
+    };
+    let Line { now, ts_ms, .. } = line;
+    state.member.stable = false;
+    if state.member.is_consumer() {
+        reconcile::started(state, cause, generation, ts_ms);
+    }
+    let assignment_before = state.member.assignment.clone();
+    let members_before = state.last_stable_members.as_ref().map(|(_, m)| m.clone());
+    state.pending = Some(Pending {
+        members_before,
+        cause,
+        started_ms: ts_ms,
+        started: now,
+        generation_before: generation,
+        protocol,
+        assignment_before,
+        revoked: Vec::new(),
+        assigned: Vec::new(),
+        lost: std::mem::take(&mut state.lost_before_start),
+    });
+}
+
+/// The member joined (JoinGroup, or a consumer-protocol member taken in with an epoch).
+fn joined(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::Joined {
+        generation,
+        member_id,
+        leader,
+        join_seconds,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { ts_ms, .. } = line;
+    m.join_duration_seconds.observe(join_seconds);
+    state.member.member_id = member_id;
+    state.member.generation = generation;
+    state.member.leader = leader;
+    state.member.joined = true;
+    state.member.fenced = false;
+    m.group_generation.set(i64::from(generation));
+    if state.member.is_consumer() {
+        // Taken in with an epoch: the instance id is its own now.
+        reconcile::member_event(state, ts_ms);
+        reconcile::set_member_epoch(app, state, generation);
+        reconcile::end_wait(state);
+    }
+}
+
+/// A classic rebalance ended: counted by cause (classified now, or once the broker's view tells),
+/// recorded.
+fn rebalance_completed(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::RebalanceCompleted {
+        generation,
+        total_seconds,
+        phases,
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { now, ts_ms, .. } = line;
+    let pending = state.pending.take();
+    let reported = pending
+        .as_ref()
+        .map(|p| p.cause)
+        .or(state.carried_cause.take())
+        .unwrap_or(RebalanceCause::Unknown);
+    let assignment = state.member.assignment.clone();
+    // REBALANCE_IN_PROGRESS on a member that had a generation: someone else joined or
+    // left; the broker's view tells which (see `state::classify`).
+    let needs_view = reported == RebalanceCause::MemberJoined
+        && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
+    let fallback = refine_cause(reported, pending.as_ref(), &assignment);
+    let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
+    let watching = app.watches_group();
+    let (cause, basis) = match (needs_view, watching, &members_before) {
+        (true, true, Some(_)) => (reported, "pending"),
+        (true, _, _) => (fallback, "assignment"),
+        (false, _, _) => (reported, "member"),
+    };
+    if basis != "pending" {
+        m.rebalances_total
+            .with_label_values(&[cause.as_str()])
+            .inc();
+    }
+    m.rebalance_duration_seconds.observe(total_seconds);
+    m.last_rebalance_duration_seconds.set(total_seconds);
+    m.last_rebalance_timestamp_seconds.set(unix_now());
+    m.group_generation.set(i64::from(generation));
+    m.assigned_partitions.set(assignment.len() as i64);
+    state.member.generation = generation;
+    state.member.stable = true;
+    state.last_rebalance_seconds = total_seconds;
+    state.rebalance_times.push_back(now);
+    let mut record = record(
+        pending,
+        cause,
+        reported,
+        ts_ms,
+        Some(generation),
+        total_seconds,
+        phases,
+        assignment,
+        None,
+    );
+    record.cause_basis = basis;
+    let seq = state.push_record(record);
+    if let (true, Some(members_before)) = (basis == "pending", members_before) {
+        state.unclassified.push_back(Unclassified {
+            seq,
+            ended: now,
+            members_before,
+            fallback,
+            epochs: None,
+        });
+        app.watch_now.notify_one();
+    }
+}
+
+/// A rebalance failed: counted and recorded; its cause carries over to the next one.
+fn rebalance_failed(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::RebalanceFailed {
+        error,
+        total_seconds,
+        phases,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { ts_ms, .. } = line;
+    m.rebalances_failed_total.inc();
+    let pending = state.pending.take();
+    let reported = pending
+        .as_ref()
+        .map_or(RebalanceCause::Unknown, |p| p.cause);
+    state.carried_cause = Some(reported);
+    state.member.stable = false;
+    let assignment = state.member.assignment.clone();
+    let rec = record(
+        pending,
+        reported,
+        reported,
+        ts_ms,
+        None,
+        total_seconds,
+        phases,
+        assignment,
+        Some(error),
+    );
+    state.push_record(rec);
+}
+
+/// The consumer stopped on a fatal error: shown until a new process numbers its lines afresh.
+fn fatal_error(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::FatalError { kind, message } = event else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { ts_ms, seq, .. } = line;
+    clear_fatal(app, state);
+    reconcile::member_event(state, ts_ms);
+    reconcile::end_wait(state);
+    let kind = if FATAL_ERROR_KINDS.contains(&kind.as_str()) {
+        kind
+    } else {
+        "other".to_string()
+    };
+    m.consumer_fatal_error.with_label_values(&[&kind]).set(1);
+    state.member.fatal_error = Some(FatalErrorView {
+        kind,
+        message,
+        at_ms: ts_ms,
+        seq,
+    });
+    state.member.stable = false;
+}
+
+/// A snapshot: gauges, the fetch view, and lag from the consumer's own view when no broker watch
+/// runs.
+fn snapshot(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::Snapshot(snap) = event else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { now, ts_ms, seq } = line;
+    let paused = snap.partitions.iter().filter(|p| p.paused).count();
+    m.partitions_paused.set(paused as i64);
+    m.processing_in_flight.set(snap.in_flight as i64);
+    m.consumer_memory_bytes
+        .set(i64::try_from(snap.memory_bytes).unwrap_or(i64::MAX));
+    m.consumer_memory_limit_bytes
+        .set(i64::try_from(snap.memory_limit_bytes).unwrap_or(i64::MAX));
+    if let Some(latency) = &snap.handler_latency {
+        m.handler_duration_seconds.set(latency);
+    }
+    m.fetch.observe(seq, &snap);
+    if app.config.client.is_none() {
+        // No broker watch: lag from the consumer's own view.
+        state.lag.clear();
+        for p in snap.partitions.iter().take(app.config.lag_max_partitions) {
+            if let (Some(end), Some(pos)) = (p.high_watermark, p.committed.or(p.position)) {
+                let key = TopicPartition {
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                };
+                state.lag.insert(
+                    key,
+                    crate::state::PartitionLag {
+                        committed: p.committed,
+                        end: Some(end),
+                        lag_records: (end - pos).max(0),
+                        lag_seconds: 0.0,
+                        owner: None,
+                    },
+                );
+            }
+        }
+    }
+    reconcile::snapshot(app, state, &snap, now, ts_ms);
+    state.snapshot = Some((now, snap));
+}
+
+/// The revoke listener ran: the partitions leave the assignment.
+fn partitions_revoked(app: &App, state: &mut State, event: Event) {
+    let Event::PartitionsRevoked {
+        partitions,
+        duration_seconds,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    m.partitions_revoked_duration_seconds
+        .observe(duration_seconds);
+    state.member.assignment.retain(|p| !partitions.contains(p));
+    if let Some(p) = state.pending.as_mut() {
+        p.revoked.extend(partitions);
+    }
+}
+
+/// The assign listener ran: the new assignment.
+fn partitions_assigned(app: &App, state: &mut State, event: Event) {
+    let Event::PartitionsAssigned {
+        added,
+        assignment,
+        duration_seconds,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    m.partitions_assigned_duration_seconds
+        .observe(duration_seconds);
+    m.assigned_partitions.set(assignment.len() as i64);
+    state.member.assignment = assignment;
+    if let Some(p) = state.pending.as_mut() {
+        p.assigned.extend(added);
+    }
+}
+
+/// Partitions lost: out of the assignment, kept for the rebalance that follows if none is under
+/// way.
+fn partitions_lost(app: &App, state: &mut State, event: Event) {
+    let Event::PartitionsLost {
+        partitions,
+        duration_seconds,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    m.partitions_lost_duration_seconds.observe(duration_seconds);
+    state.member.assignment.retain(|p| !partitions.contains(p));
+    m.assigned_partitions
+        .set(state.member.assignment.len() as i64);
+    match state.pending.as_mut() {
+        Some(p) => p.lost.extend(partitions),
+        // The member lost them before its rejoin began (an expired session).
+        None => state.lost_before_start.extend(partitions),
+    }
+}
+
+/// KIP-345: a static member's new process in its old place, no rebalance: stable in the group's
+/// unchanged generation, and not counted.
+fn static_rejoin(app: &App, state: &mut State, event: Event) {
+    let Event::StaticRejoin { generation, .. } = event else {
+        return;
+    };
+    let m = &app.metrics;
+    state.pending = None;
+    state.member.generation = generation;
+    state.member.joined = true;
+    state.member.stable = true;
+    m.group_generation.set(i64::from(generation));
+    m.assigned_partitions
+        .set(state.member.assignment.len() as i64);
+}
+
+/// A heartbeat answered, or failed.
+fn heartbeat(app: &App, state: &mut State, event: Event) {
+    let Event::Heartbeat {
+        generation,
+        latency_seconds,
+        error,
+    } = event
+    else {
+        return;
+    };
+    let m = &app.metrics;
+    m.heartbeat_response_duration_seconds
+        .observe(latency_seconds);
+    match error {
+        None => {
+            m.last_heartbeat_timestamp_seconds.set(unix_now());
+            if state.member.is_consumer() {
+                reconcile::heartbeat(state, generation);
+            }
+        }
+        Some(_) => m.heartbeats_failed_total.inc(),
+    }
+}
+
+/// The member was fenced.
+fn fenced(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::Fenced { .. } = event else {
+        return;
+    };
+    let m = &app.metrics;
+    let Line { now, .. } = line;
+    // One fencing per fall from the group: the member's retries that find the instance
+    // id still held report `fenced` again, and are not new fencings.
+    if !state.member.fenced {
+        m.fenced_total.inc();
+        state.fenced_times.push_back(now);
+    }
+    state.member.fenced = true;
+    state.member.stable = false;
+}
+
+/// The exporter dropped events: its running total.
+fn events_dropped(app: &App, state: &mut State, event: Event) {
+    let Event::EventsDropped { dropped_total, .. } = event else {
+        return;
+    };
+    let m = &app.metrics;
+    // A total below the last one means the consumer restarted: all of it is new.
+    let delta = if dropped_total >= state.dropped_seen {
+        dropped_total - state.dropped_seen
+    } else {
+        dropped_total
+    };
+    m.telemetry_events_dropped_total.inc_by(delta);
+    state.dropped_seen = dropped_total;
+}
+
+/// A consumer-protocol reconciliation ended.
+fn reconciled(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::Reconciled {
+        member_epoch,
+        added,
+        revoked,
+        total_seconds,
+        phases,
+    } = event
+    else {
+        return;
+    };
+    let Line { now, ts_ms, .. } = line;
+    let r = reconcile::Reconciled {
+        member_epoch,
+        added,
+        revoked,
+        total_seconds,
+        phases,
+    };
+    reconcile::reconciled(app, state, r, now, ts_ms);
+}
+
+/// A static member waits for its instance id.
+fn instance_id_unreleased(app: &App, state: &mut State, line: Line, event: Event) {
+    let Event::InstanceIdUnreleased {
+        instance_id,
+        attempt,
+        retry_in_seconds,
+    } = event
+    else {
+        return;
+    };
+    let Line { now, ts_ms, .. } = line;
+    reconcile::instance_id_unreleased(
+        app,
+        state,
+        instance_id,
+        attempt,
+        retry_in_seconds,
+        now,
+        ts_ms,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
