@@ -102,7 +102,7 @@ impl PatternSubscription {
 
 /// What the consumer is subscribed to, one variant per mode.
 #[derive(Debug, Clone, Default)]
-pub(crate) enum Subscription {
+pub(crate) enum Subscribed {
     #[default]
     None,
     Topics(BTreeSet<String>),
@@ -110,22 +110,22 @@ pub(crate) enum Subscription {
     ManualAssign,
 }
 
-impl Subscription {
+impl Subscribed {
     pub(crate) fn mode(&self) -> SubscriptionMode {
         match self {
-            Subscription::None => SubscriptionMode::None,
-            Subscription::Topics(_) => SubscriptionMode::Topics,
-            Subscription::Pattern(_) => SubscriptionMode::Pattern,
-            Subscription::ManualAssign => SubscriptionMode::ManualAssign,
+            Subscribed::None => SubscriptionMode::None,
+            Subscribed::Topics(_) => SubscriptionMode::Topics,
+            Subscribed::Pattern(_) => SubscriptionMode::Pattern,
+            Subscribed::ManualAssign => SubscriptionMode::ManualAssign,
         }
     }
 
     /// Whether a partition of `topic` may be assigned by the group in this mode.
     pub(crate) fn covers(&self, topic: &str) -> bool {
         match self {
-            Subscription::Topics(topics) => topics.contains(topic),
-            Subscription::Pattern(p) => p.matches(topic),
-            Subscription::None | Subscription::ManualAssign => false,
+            Subscribed::Topics(topics) => topics.contains(topic),
+            Subscribed::Pattern(p) => p.matches(topic),
+            Subscribed::None | Subscribed::ManualAssign => false,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::mode::{PatternSubscription, Subscription};
+use super::mode::{PatternSubscription, Subscribed};
 use super::{
     FetchPosition, ListOffsetsPurpose, ListOffsetsRequest, OffsetAndMetadata, OffsetResetStrategy,
     PartitionFetchInfo, PartitionState, SubscriptionError, SubscriptionMode, TopicPartition,
@@ -37,7 +37,7 @@ use super::{
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct SubscriptionState {
-    subscription: Subscription,
+    subscription: Subscribed,
     assignment: BTreeMap<TopicPartition, PartitionState>,
     default_reset: OffsetResetStrategy,
 }
@@ -46,7 +46,7 @@ impl SubscriptionState {
     /// An empty state (mode `None`) with the configured `auto.offset.reset`.
     pub fn new(default_reset: OffsetResetStrategy) -> Self {
         SubscriptionState {
-            subscription: Subscription::None,
+            subscription: Subscribed::None,
             assignment: BTreeMap::new(),
             default_reset,
         }
@@ -90,8 +90,8 @@ impl SubscriptionState {
             return Ok(had);
         }
         self.set_mode(SubscriptionMode::Topics)?;
-        let changed = !matches!(&self.subscription, Subscription::Topics(t) if *t == topics);
-        self.subscription = Subscription::Topics(topics);
+        let changed = !matches!(&self.subscription, Subscribed::Topics(t) if *t == topics);
+        self.subscription = Subscribed::Topics(topics);
         Ok(changed)
     }
 
@@ -112,12 +112,12 @@ impl SubscriptionState {
 
     fn set_pattern(&mut self, pattern: &str, on_broker: bool) -> Result<bool, SubscriptionError> {
         self.set_mode(SubscriptionMode::Pattern)?;
-        if let Subscription::Pattern(p) = &self.subscription {
+        if let Subscribed::Pattern(p) = &self.subscription {
             if p.source == pattern && p.on_the_broker() == on_broker {
                 return Ok(false);
             }
         }
-        self.subscription = Subscription::Pattern(if on_broker {
+        self.subscription = Subscribed::Pattern(if on_broker {
             PatternSubscription::on_broker(pattern)?
         } else {
             PatternSubscription::compile(pattern)?
@@ -128,7 +128,7 @@ impl SubscriptionState {
     /// Whether the subscription is a pattern the broker matches
     /// ([`Self::subscribe_broker_pattern`]).
     pub fn pattern_on_broker(&self) -> bool {
-        matches!(&self.subscription, Subscription::Pattern(p) if p.on_the_broker())
+        matches!(&self.subscription, Subscribed::Pattern(p) if p.on_the_broker())
     }
 
     /// Re-evaluates the pattern against the topics the cluster metadata lists (the caller leaves
@@ -140,7 +140,7 @@ impl SubscriptionState {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let Subscription::Pattern(p) = &mut self.subscription else {
+        let Subscribed::Pattern(p) = &mut self.subscription else {
             return false;
         };
         if p.on_the_broker() {
@@ -159,7 +159,7 @@ impl SubscriptionState {
     /// The pattern in use, as given.
     pub fn pattern(&self) -> Option<&str> {
         match &self.subscription {
-            Subscription::Pattern(p) => Some(&p.source),
+            Subscribed::Pattern(p) => Some(&p.source),
             _ => None,
         }
     }
@@ -168,9 +168,9 @@ impl SubscriptionState {
     /// pattern matched last; empty in the other modes, and for a pattern the broker matches.
     pub fn subscribed_topics(&self) -> BTreeSet<String> {
         match &self.subscription {
-            Subscription::Topics(t) => t.clone(),
-            Subscription::Pattern(p) => p.matched.clone(),
-            Subscription::None | Subscription::ManualAssign => BTreeSet::new(),
+            Subscribed::Topics(t) => t.clone(),
+            Subscribed::Pattern(p) => p.matched.clone(),
+            Subscribed::None | Subscribed::ManualAssign => BTreeSet::new(),
         }
     }
 
@@ -188,7 +188,7 @@ impl SubscriptionState {
             return Ok(had);
         }
         self.set_mode(SubscriptionMode::ManualAssign)?;
-        self.subscription = Subscription::ManualAssign;
+        self.subscription = Subscribed::ManualAssign;
         let changed = !self.assignment.keys().eq(wanted.iter());
         self.assignment.retain(|tp, _| wanted.contains(tp));
         for tp in wanted {
@@ -200,7 +200,7 @@ impl SubscriptionState {
     /// Clears the subscription and the assignment and returns to mode `None`. Returns the
     /// partitions that were assigned: the runtime revokes (and commits) them first.
     pub fn unsubscribe(&mut self) -> Vec<TopicPartition> {
-        self.subscription = Subscription::None;
+        self.subscription = Subscribed::None;
         std::mem::take(&mut self.assignment).into_keys().collect()
     }
 
