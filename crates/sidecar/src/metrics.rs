@@ -136,6 +136,57 @@ fn int_gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
     g
 }
 
+/// A counter family of one label, registered, with a child at zero for each of `values`.
+fn counter_vec(
+    registry: &Registry,
+    (name, help): (&str, &str),
+    label: &str,
+    values: &[&str],
+) -> IntCounterVec {
+    let v = IntCounterVec::new(Opts::new(name, help), &[label])
+        .unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(v.clone()));
+    for value in values {
+        v.with_label_values(&[value]);
+    }
+    v
+}
+
+/// A gauge family of one label, registered, with a child at zero for each of `values`.
+fn gauge_vec(
+    registry: &Registry,
+    (name, help): (&str, &str),
+    label: &str,
+    values: &[&str],
+) -> IntGaugeVec {
+    let v = IntGaugeVec::new(Opts::new(name, help), &[label])
+        .unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(v.clone()));
+    for value in values {
+        v.with_label_values(&[value]);
+    }
+    v
+}
+
+/// A histogram family of one label, registered, with a child for each of its values.
+fn hist_vec(
+    registry: &Registry,
+    (name, help): (&str, &str),
+    buckets: &[f64],
+    (label, values): (&str, &[&str]),
+) -> HistogramVec {
+    let v = HistogramVec::new(
+        HistogramOpts::new(name, help).buckets(buckets.to_vec()),
+        &[label],
+    )
+    .unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(v.clone()));
+    for value in values {
+        v.with_label_values(&[value]);
+    }
+    v
+}
+
 fn register(registry: &Registry, name: &str, c: Box<dyn prometheus::core::Collector>) {
     if let Err(e) = registry.register(c) {
         unreachable_metric(name, e)
@@ -152,90 +203,73 @@ impl Metrics {
     /// Registers every series (causes, alerts and group states are pre-created at zero).
     pub fn new() -> Metrics {
         let r = Registry::new();
-        let vec = |name: &str, help: &str, labels: &[&str]| {
-            let v = IntCounterVec::new(Opts::new(name, help), labels)
-                .unwrap_or_else(|e| unreachable_metric(name, e));
-            register(&r, name, Box::new(v.clone()));
-            v
-        };
-        let gvec = |name: &str, help: &str, labels: &[&str]| {
-            let v = IntGaugeVec::new(Opts::new(name, help), labels)
-                .unwrap_or_else(|e| unreachable_metric(name, e));
-            register(&r, name, Box::new(v.clone()));
-            v
-        };
-        let rebalances_total = vec(
-            "mooring_rebalances_total",
-            "Completed rebalances by cause (Java: rebalance-total).",
-            &["cause"],
+        let causes = mooring_telemetry_schema::RebalanceCause::ALL.map(|c| c.as_str());
+        let rebalances_total = counter_vec(
+            &r,
+            (
+                "mooring_rebalances_total",
+                "Completed rebalances by cause (Java: rebalance-total).",
+            ),
+            "cause",
+            &causes,
         );
-        for cause in mooring_telemetry_schema::RebalanceCause::ALL {
-            rebalances_total.with_label_values(&[cause.as_str()]);
-        }
-        let group_state = gvec(
-            "mooring_group_state",
-            "1 for the group's state as DescribeGroups reports it.",
-            &["state"],
+        let group_state = gauge_vec(
+            &r,
+            (
+                "mooring_group_state",
+                "1 for the group's state as DescribeGroups reports it.",
+            ),
+            "state",
+            &GROUP_STATES,
         );
-        for s in GROUP_STATES {
-            group_state.with_label_values(&[s]);
-        }
-        let alert_level = gvec(
-            "mooring_alert_level",
-            "Alert level: 0 ok, 1 warning, 2 critical.",
-            &["alert"],
+        let alerts = crate::alerts::AlertKind::ALL.map(|a| a.as_str());
+        let alert_level = gauge_vec(
+            &r,
+            (
+                "mooring_alert_level",
+                "Alert level: 0 ok, 1 warning, 2 critical.",
+            ),
+            "alert",
+            &alerts,
         );
-        for a in crate::alerts::AlertKind::ALL {
-            alert_level.with_label_values(&[a.as_str()]);
-        }
         let handler_duration_seconds = Arc::new(HandlerDurations::new());
         register(
             &r,
             HandlerDurations::NAME,
             Box::new(HandlerCollector(Arc::clone(&handler_duration_seconds))),
         );
-        let consumer_fatal_error = gvec(
-            "mooring_consumer_fatal_error",
-            "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports.",
-            &["kind"],
-        );
-        let group_protocol = gvec(
-            "mooring_group_protocol",
-            "1 for the group protocol the member speaks (group.protocol: classic or consumer, from its telemetry; classic for a consumer that does not say).",
-            &["protocol"],
-        );
-        for p in GROUP_PROTOCOLS {
-            group_protocol.with_label_values(&[p]);
-        }
-        let consumer_member_state = gvec(
-            "mooring_consumer_member_state",
-            "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member.",
-            &["state"],
-        );
-        for state in mooring_telemetry_schema::CONSUMER_MEMBER_STATES {
-            consumer_member_state.with_label_values(&[state]);
-        }
-        let reconcile_phase_duration_seconds = HistogramVec::new(
-            HistogramOpts::new(
-                "mooring_reconcile_phase_duration_seconds",
-                "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered).",
-            )
-            .buckets(REBALANCE_BUCKETS.to_vec()),
-            &["phase"],
-        )
-        .unwrap_or_else(|e| unreachable_metric("mooring_reconcile_phase_duration_seconds", e));
-        register(
+        let consumer_fatal_error = gauge_vec(
             &r,
-            "mooring_reconcile_phase_duration_seconds",
-            Box::new(reconcile_phase_duration_seconds.clone()),
+            ("mooring_consumer_fatal_error", "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports."),
+            "kind",
+            &[],
         );
-        for phase in RECONCILE_PHASES {
-            reconcile_phase_duration_seconds.with_label_values(&[phase]);
-        }
-        let telemetry_events_received_total = vec(
-            "mooring_telemetry_events_received_total",
-            "Telemetry lines received, by type.",
-            &["type"],
+        let group_protocol = gauge_vec(
+            &r,
+            ("mooring_group_protocol", "1 for the group protocol the member speaks (group.protocol: classic or consumer, from its telemetry; classic for a consumer that does not say)."),
+            "protocol",
+            &GROUP_PROTOCOLS,
+        );
+        let consumer_member_state = gauge_vec(
+            &r,
+            ("mooring_consumer_member_state", "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member."),
+            "state",
+            &mooring_telemetry_schema::CONSUMER_MEMBER_STATES,
+        );
+        let reconcile_phase_duration_seconds = hist_vec(
+            &r,
+            ("mooring_reconcile_phase_duration_seconds", "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered)."),
+            REBALANCE_BUCKETS,
+            ("phase", &RECONCILE_PHASES),
+        );
+        let telemetry_events_received_total = counter_vec(
+            &r,
+            (
+                "mooring_telemetry_events_received_total",
+                "Telemetry lines received, by type.",
+            ),
+            "type",
+            &[],
         );
         let m = Metrics {
             rebalances_failed_total: counter(&r, "mooring_rebalances_failed_total", "Failed rebalance attempts (Java: failed-rebalance-total)."),
