@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use mooring_wire::consumer_protocol::{self, Assignment};
 use mooring_wire::error_code::ErrorCode;
+use mooring_wire::messages::sync_group::SyncGroupRequestAssignment;
 use mooring_wire::messages::{DescribeGroupsResponse, JoinGroupResponse, LeaveGroupResponse};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
@@ -539,8 +540,29 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         started: Instant,
         phases: &mut PhaseTimings,
     ) -> RebalanceAttempt {
-        let backoff = self.config.retry_backoff;
-        // JoinGroup (heartbeats pause: the coordinator holds the request until all have joined).
+        let (resp, protocol_name) = match self.join(cause, started, phases).await {
+            Ok(joined) => joined,
+            Err(end) => return end,
+        };
+        let assignments = match self.assign(&resp, &protocol_name, started, phases).await {
+            Ok(assignments) => assignments,
+            Err(end) => return end,
+        };
+        let assignment = match self.sync(protocol_name, assignments, started, phases).await {
+            Ok(assignment) => assignment,
+            Err(end) => return end,
+        };
+        self.take_assignment(assignment, started, phases).await
+    }
+
+    /// JoinGroup (heartbeats pause: the coordinator holds the request until all have joined):
+    /// the answer and the protocol the coordinator picked, or how the attempt ended.
+    async fn join(
+        &mut self,
+        cause: RebalanceCause,
+        started: Instant,
+        phases: &mut PhaseTimings,
+    ) -> Result<(JoinGroupResponse, String), RebalanceAttempt> {
         self.set_state(MemberState::PreparingRebalance);
         let protocols = match self.strategies.join_protocols(
             &self.subscription,
@@ -558,7 +580,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                 )
                 .await;
                 tracing::error!(error = %e, "cannot encode the subscription");
-                return RebalanceAttempt::Stop;
+                return Err(RebalanceAttempt::Stop);
             }
         };
         let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
@@ -579,7 +601,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         };
         let span = trace::join();
         let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
-            return RebalanceAttempt::Stop;
+            return Err(RebalanceAttempt::Stop);
         };
         phases.join += join_started.elapsed();
         let resp: JoinGroupResponse = match result {
@@ -587,9 +609,9 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
             Err(e) => {
                 trace::transport_failed(&span);
                 drop(span);
-                return self
+                return Err(self
                     .transport_failed("JoinGroup", e, started, *phases)
-                    .await;
+                    .await);
             }
         };
         let code = ErrorCode::from_i16(resp.error_code);
@@ -600,10 +622,10 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
             // KIP-394: the coordinator gave us an id; join again with it at once.
             self.member_id = resp.member_id.clone();
             self.publish();
-            return RebalanceAttempt::Again(None);
+            return Err(RebalanceAttempt::Again(None));
         }
         if r != Reaction::Proceed {
-            return self.react("JoinGroup", r, code, started, *phases).await;
+            return Err(self.react("JoinGroup", r, code, started, *phases).await);
         }
         let protocol_name = match resp.protocol_name.clone().filter(|n| !n.is_empty()) {
             Some(n) if self.strategies.get(&n).is_some() => n,
@@ -616,9 +638,16 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                     *phases,
                 )
                 .await;
-                return RebalanceAttempt::Stop;
+                return Err(RebalanceAttempt::Stop);
             }
         };
+        self.joined(&resp, &protocol_name, join_started.elapsed());
+        Ok((resp, protocol_name))
+    }
+
+    /// A JoinGroup answered: the generation, member id, leader and protocol it gives, said in the
+    /// `Joined` event.
+    fn joined(&mut self, resp: &JoinGroupResponse, protocol_name: &str, join_time: Duration) {
         self.generation = resp.generation_id;
         self.member_id = resp.member_id.clone();
         if let Ok(mut invalidated) = self.invalidated.lock() {
@@ -626,26 +655,37 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
             *invalidated = None;
         }
         self.leader_id = Some(resp.leader.clone());
-        self.protocol_name = Some(protocol_name.clone());
+        self.protocol_name = Some(protocol_name.to_owned());
         let leader = self.is_leader();
         self.events.emit(GroupEventKind::Joined {
             generation: self.generation,
             member_id: self.member_id.clone(),
             leader,
-            protocol_name: protocol_name.clone(),
-            join_time: join_started.elapsed(),
+            protocol_name: protocol_name.to_owned(),
+            join_time,
         });
         self.set_state(MemberState::CompletingRebalance);
+    }
 
-        // Leader: assign with the protocol the coordinator picked (KIP-814: unless told to skip).
+    /// The leader's assignment with the protocol the coordinator picked (KIP-814: unless told to
+    /// skip); none for a follower.
+    async fn assign(
+        &mut self,
+        resp: &JoinGroupResponse,
+        protocol_name: &str,
+        started: Instant,
+        phases: &mut PhaseTimings,
+    ) -> Result<Vec<SyncGroupRequestAssignment>, RebalanceAttempt> {
+        let backoff = self.config.retry_backoff;
+        let leader = self.is_leader();
         let mut assignments = Vec::new();
         if leader {
             let assign_started = Instant::now();
             let group = protocol::decode_members(&resp.members);
             self.group_topics = group.topics.clone();
             if !resp.skip_assignment {
-                let Some(assignor) = self.strategies.get(&protocol_name).cloned() else {
-                    return RebalanceAttempt::Stop;
+                let Some(assignor) = self.strategies.get(protocol_name).cloned() else {
+                    return Err(RebalanceAttempt::Stop);
                 };
                 let topics: Vec<String> = group.topics.iter().cloned().collect();
                 let transport = self.transport.clone();
@@ -656,12 +696,12 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                     )
                     .await
                 else {
-                    return RebalanceAttempt::Stop;
+                    return Err(RebalanceAttempt::Stop);
                 };
                 let partitions = match partitions {
                     Ok(c) => c,
                     Err(e) if e.is_fatal() => {
-                        return self.transport_failed("Metadata", e, started, *phases).await;
+                        return Err(self.transport_failed("Metadata", e, started, *phases).await);
                     }
                     Err(e) => {
                         self.failed(
@@ -670,14 +710,14 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                             started,
                             *phases,
                         );
-                        return RebalanceAttempt::Again(Some(backoff));
+                        return Err(RebalanceAttempt::Again(Some(backoff)));
                     }
                 };
                 match protocol::assign(assignor.as_ref(), &group, &partitions) {
                     Ok(a) => assignments = a,
                     Err(e) => {
                         self.failed(format!("assignment: {e}"), None, started, *phases);
-                        return RebalanceAttempt::Again(Some(backoff));
+                        return Err(RebalanceAttempt::Again(Some(backoff)));
                     }
                 }
                 self.assigned_topics = Some(self.rejoin_snapshot(partitions));
@@ -686,8 +726,18 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         } else {
             self.assigned_topics = None;
         }
+        Ok(assignments)
+    }
 
-        // SyncGroup.
+    /// SyncGroup: this member's assignment, or how the attempt ended.
+    async fn sync(
+        &mut self,
+        protocol_name: String,
+        assignments: Vec<SyncGroupRequestAssignment>,
+        started: Instant,
+        phases: &mut PhaseTimings,
+    ) -> Result<Assignment, RebalanceAttempt> {
+        let backoff = self.config.retry_backoff;
         let (config, member_id) = (Arc::clone(&self.config), self.member_id.clone());
         let (generation, name) = (self.generation, protocol_name.clone());
         let transport = self.transport.clone();
@@ -705,7 +755,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         };
         let span = trace::sync();
         let Some(result) = self.serve(call.instrument(span.clone()), true).await else {
-            return RebalanceAttempt::Stop;
+            return Err(RebalanceAttempt::Stop);
         };
         phases.sync += sync_started.elapsed();
         let resp = match result {
@@ -713,9 +763,9 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
             Err(e) => {
                 trace::transport_failed(&span);
                 drop(span);
-                return self
+                return Err(self
                     .transport_failed("SyncGroup", e, started, *phases)
-                    .await;
+                    .await);
             }
         };
         let code = ErrorCode::from_i16(resp.error_code);
@@ -723,7 +773,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         drop(span);
         let r = reaction::sync_group(code);
         if r != Reaction::Proceed {
-            return self.react("SyncGroup", r, code, started, *phases).await;
+            return Err(self.react("SyncGroup", r, code, started, *phases).await);
         }
         if resp
             .protocol_name
@@ -737,7 +787,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                 *phases,
             )
             .await;
-            return RebalanceAttempt::Stop;
+            return Err(RebalanceAttempt::Stop);
         }
         let assignment = if resp.assignment.is_empty() {
             Assignment::default()
@@ -751,7 +801,7 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
                         started,
                         *phases,
                     );
-                    return RebalanceAttempt::Again(Some(backoff));
+                    return Err(RebalanceAttempt::Again(Some(backoff)));
                 }
             }
         };
@@ -760,8 +810,17 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
             sync_time: sync_started.elapsed(),
         });
         self.set_state(MemberState::Stable);
+        Ok(assignment)
+    }
 
-        // Callbacks.
+    /// The assignment taken: the listener's calls (cooperative: revoked first, then a follow-up
+    /// join), then the rebalance's end.
+    async fn take_assignment(
+        &mut self,
+        assignment: Assignment,
+        started: Instant,
+        phases: &mut PhaseTimings,
+    ) -> RebalanceAttempt {
         let callbacks_started = Instant::now();
         let new = flatten(&assignment.partitions);
         let protocol = self.strategies.rebalance_protocol();
