@@ -5,7 +5,7 @@
 //! ([`GroupTransport::topic_ids`]) before each request, whatever version is negotiated (cached, so
 //! usually free), answers are mapped back to names by the ids sent, and UNKNOWN_TOPIC_ID retries
 //! with the ids fetched afresh. The OffsetFetch request and answer shapes are the admin look-up's
-//! ([`crate::admin`]).
+//! (`mooring_client::admin`).
 //!
 //! Both run in the caller's task, not in the member task: a rebalance listener can commit what
 //! finished from inside `revoked` while the member task awaits it. They read the member's state

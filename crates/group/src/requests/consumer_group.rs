@@ -3,7 +3,7 @@
 //!
 //! Which fields a heartbeat carries (a full one when joining or after a failed heartbeat, else
 //! only what changed since the last one sent) is the member's choice
-//! ([`HeartbeatFields`], chosen by `group::consumer::heartbeat`); this builder only lays them out
+//! ([`HeartbeatFields`], chosen by `consumer::heartbeat`); this builder only lays them out
 //! for the version negotiated. `SubscribedTopicRegex` exists from v1: at v0 a regex is left in
 //! the request so the encoder refuses it (a fatal [`Error::Encode`](mooring_client::Error::Encode)) rather
 //! than sending a heartbeat that silently subscribes to nothing.
