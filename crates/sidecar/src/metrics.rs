@@ -21,7 +21,7 @@ use crate::state::PartitionLag;
 use crate::zones::FetchMetrics;
 use mooring_telemetry_schema::TopicPartition;
 use mooring_telemetry_schema::{HandlerLatency, HANDLER_LATENCY_BUCKETS_SECONDS};
-use prometheus::core::{Collector, Desc};
+use prometheus::core::{Collector, Desc, MetricVec, MetricVecBuilder};
 use prometheus::{
     proto, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -136,55 +136,41 @@ fn int_gauge(registry: &Registry, name: &str, help: &str) -> IntGauge {
     g
 }
 
-/// A counter family of one label, registered, with a child at zero for each of `values`.
+/// `family`, registered, with a child for each of `values` (counters and gauges at zero).
+fn labelled<P: MetricVecBuilder + 'static>(
+    registry: &Registry,
+    name: &str,
+    family: prometheus::Result<MetricVec<P>>,
+    values: &[&str],
+) -> MetricVec<P> {
+    let v = family.unwrap_or_else(|e| unreachable_metric(name, e));
+    register(registry, name, Box::new(v.clone()));
+    for value in values {
+        v.with_label_values(&[value]);
+    }
+    v
+}
+
+/// A counter family of one label (see [`labelled`]).
 fn counter_vec(
     registry: &Registry,
     (name, help): (&str, &str),
     label: &str,
     values: &[&str],
 ) -> IntCounterVec {
-    let v = IntCounterVec::new(Opts::new(name, help), &[label])
-        .unwrap_or_else(|e| unreachable_metric(name, e));
-    register(registry, name, Box::new(v.clone()));
-    for value in values {
-        v.with_label_values(&[value]);
-    }
-    v
+    let family = IntCounterVec::new(Opts::new(name, help), &[label]);
+    labelled(registry, name, family, values)
 }
 
-/// A gauge family of one label, registered, with a child at zero for each of `values`.
+/// A gauge family of one label (see [`labelled`]).
 fn gauge_vec(
     registry: &Registry,
     (name, help): (&str, &str),
     label: &str,
     values: &[&str],
 ) -> IntGaugeVec {
-    let v = IntGaugeVec::new(Opts::new(name, help), &[label])
-        .unwrap_or_else(|e| unreachable_metric(name, e));
-    register(registry, name, Box::new(v.clone()));
-    for value in values {
-        v.with_label_values(&[value]);
-    }
-    v
-}
-
-/// A histogram family of one label, registered, with a child for each of its values.
-fn hist_vec(
-    registry: &Registry,
-    (name, help): (&str, &str),
-    buckets: &[f64],
-    (label, values): (&str, &[&str]),
-) -> HistogramVec {
-    let v = HistogramVec::new(
-        HistogramOpts::new(name, help).buckets(buckets.to_vec()),
-        &[label],
-    )
-    .unwrap_or_else(|e| unreachable_metric(name, e));
-    register(registry, name, Box::new(v.clone()));
-    for value in values {
-        v.with_label_values(&[value]);
-    }
-    v
+    let family = IntGaugeVec::new(Opts::new(name, help), &[label]);
+    labelled(registry, name, family, values)
 }
 
 fn register(registry: &Registry, name: &str, c: Box<dyn prometheus::core::Collector>) {
@@ -256,11 +242,16 @@ impl Metrics {
             "state",
             &mooring_telemetry_schema::CONSUMER_MEMBER_STATES,
         );
-        let reconcile_phase_duration_seconds = hist_vec(
+        let phases = HistogramOpts::new(
+            "mooring_reconcile_phase_duration_seconds",
+            "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered).",
+        )
+        .buckets(REBALANCE_BUCKETS.to_vec());
+        let reconcile_phase_duration_seconds = labelled(
             &r,
-            ("mooring_reconcile_phase_duration_seconds", "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered)."),
-            REBALANCE_BUCKETS,
-            ("phase", &RECONCILE_PHASES),
+            "mooring_reconcile_phase_duration_seconds",
+            HistogramVec::new(phases, &["phase"]),
+            &RECONCILE_PHASES,
         );
         let telemetry_events_received_total = counter_vec(
             &r,
