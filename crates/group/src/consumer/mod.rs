@@ -35,7 +35,7 @@
 //!   `TopicPartitions` = the owned partitions; `InstanceId` in every heartbeat of a static member.
 //!   A regex against a v0-only broker is the encoder's "field absent at this version" error,
 //!   fatal (the member stops with it), never retried.
-//! - Reconciliation (`reconcile.rs`): target topic ids resolved through metadata (refreshed for
+//! - Reconciliation (`member/reconcile.rs`): target topic ids resolved through metadata (refreshed for
 //!   unknown ids; partitions of ids still unknown wait and are looked up again each heartbeat
 //!   interval and on `metadata_changed`), revoke owned − target (`revoked`, bounded by
 //!   [`GroupConfig::listener_timeout`](crate::GroupConfig::listener_timeout); commits made
@@ -48,7 +48,7 @@
 //!   returns. Java's member rejoins on the application's next `poll()`; a Mooring runtime has no
 //!   such call (its fetcher and handlers go on by themselves), and its `lost` is where it stops
 //!   the work of the stuck partitions, so the end of `lost` is when processing goes on.
-//! - Leaving (`leave.rs`): epoch -1 (dynamic member's close, `leave`, `mooring.leave.group.on.close=true`),
+//! - Leaving (`member/leave.rs`): epoch -1 (dynamic member's close, `leave`, `mooring.leave.group.on.close=true`),
 //!   -2 (static member's close: the coordinator keeps its assignment for the session timeout, so
 //!   the restarted process takes it back), after `revoked`, within the close's deadline.
 //!
@@ -112,13 +112,10 @@
 //!
 //! [`poll_interval_exceeded`]: crate::GroupHandle::poll_interval_exceeded
 
-mod answers;
 pub(crate) mod commits;
 pub mod heartbeat;
-mod leave;
 pub(crate) mod member;
 pub mod reaction;
-mod reconcile;
 mod target;
 
 #[cfg(test)]

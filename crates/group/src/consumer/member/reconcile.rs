@@ -13,17 +13,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mooring_client::TopicPartition;
 use mooring_wire::primitives::Uuid;
 use tokio::time::Instant;
 
-use super::member::ConsumerMember;
-use super::target::{Reconciliation, Target};
+use super::ConsumerMember;
 use crate::assignor::RebalanceProtocol;
+use crate::consumer::target::{Reconciliation, Target};
 use crate::events::{RebalanceCause, ReconcileTimings};
 use crate::listener::{Callback, RebalanceListener};
 use crate::state::ConsumerMemberState;
 use crate::transport::GroupTransport;
-use mooring_client::TopicPartition;
 
 /// A target resolved to names.
 #[derive(Debug, Default)]
@@ -57,11 +57,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// Whether the reconciliation of membership `incarnation` must stop: the membership ended,
     /// or the member is to end, go stale or leave.
     fn interrupted(&self, incarnation: u64) -> bool {
-        self.incarnation != incarnation
-            || self.ending.is_some()
-            || self.stale_due
-            || self.to_lose
-            || self.unsubscribe_due
+        self.incarnation != incarnation || self.ending.is_some() || self.chores.any()
     }
 
     /// Reconciles the current target (see the module docs).
@@ -237,10 +233,9 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
 
     /// Gives up every partition through `lost` (the membership is gone: nothing of them can be
     /// committed), then rejoins if the reaction said so.
-    pub(super) async fn give_up_partitions(&mut self) {
-        self.to_lose = false;
+    pub(super) async fn give_up_partitions(&mut self, rejoin: Option<RebalanceCause>) {
         self.lose_all().await;
-        if let Some(cause) = self.rejoin_after_loss.take() {
+        if let Some(cause) = rejoin {
             if self.ending.is_none() && self.subscription.is_some() {
                 self.join(cause);
             }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mooring_client::error::Error;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, Message,
@@ -14,17 +15,17 @@ use mooring_wire::messages::{
 use mooring_wire::primitives::Uuid;
 use tokio::time::Instant;
 
-use super::heartbeat::{unreleased_backoff, Wanted};
-use super::member::{ConsumerMember, InFlight, Sent, Unreleased};
-use super::reaction;
-use super::target::Target;
+use super::chores::Chore;
+use super::{ConsumerMember, InFlight, Sent, Unreleased};
+use crate::consumer::heartbeat::{unreleased_backoff, Wanted};
+use crate::consumer::reaction;
+use crate::consumer::target::Target;
 use crate::events::{GroupEventKind, RebalanceCause};
 use crate::listener::RebalanceListener;
 use crate::reaction::Reaction;
 use crate::requests;
 use crate::state::ConsumerMemberState;
 use crate::transport::GroupTransport;
-use mooring_client::error::Error;
 
 /// The API name the member's errors and events give its heartbeats.
 pub(super) const API: &str = "ConsumerGroupHeartbeat";
@@ -71,7 +72,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     }
 
     /// A heartbeat's answer (or its failure to arrive).
-    pub(super) fn on_answer(&mut self, answer: super::member::Answer, sent: Sent) {
+    pub(super) fn on_answer(&mut self, answer: super::Answer, sent: Sent) {
         if sent.incarnation != self.incarnation {
             return; // sent in a membership that has ended since
         }
@@ -286,8 +287,9 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.fail_run(format!("{API}: {code}"), Some(code));
         self.end_membership();
         self.state = ConsumerMemberState::Fenced;
-        self.to_lose = true;
-        self.rejoin_after_loss = Some(RebalanceCause::EpochFenced);
+        self.chores.owe(Chore::Lose {
+            rejoin: Some(RebalanceCause::EpochFenced),
+        });
         if sent.epoch == 0 {
             let at = Instant::now() + self.config.retry_backoff;
             self.beat.backoff_until = Some(at);
@@ -354,8 +356,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.failure = Some(Arc::new(error));
         self.failed_code = code;
         self.state = ConsumerMemberState::Fatal;
-        self.to_lose = true;
-        self.rejoin_after_loss = None;
+        self.chores.owe(Chore::Lose { rejoin: None });
         self.publish();
     }
 
@@ -372,6 +373,6 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.beat.ack_due = false;
         self.beat.in_flight = None;
         self.beat.sent.reset();
-        self.stale_due = false;
+        self.chores.cancel(Chore::GoStale);
     }
 }

@@ -14,23 +14,23 @@
 //! - Stale (the processing loop missed `max.poll.interval.ms`): -1 at once, then `lost` for
 //!   everything, then a rejoin at epoch 0 (see the [module docs](super) for when).
 
+use mooring_client::error::{Error, Result};
+use mooring_client::TopicPartition;
 use mooring_wire::error_code::ErrorCode;
 use tokio::time::{timeout_at, Instant};
 
 use super::answers::API;
-use super::heartbeat::leave_fields;
-use super::member::ConsumerMember;
-use super::reaction;
+use super::ConsumerMember;
 use crate::assignor::RebalanceProtocol;
 use crate::command::Ending;
+use crate::consumer::heartbeat::leave_fields;
+use crate::consumer::reaction;
 use crate::events::{GroupEventKind, RebalanceCause};
 use crate::leave;
 use crate::listener::{Callback, RebalanceListener};
 use crate::requests;
 use crate::state::ConsumerMemberState;
 use crate::transport::GroupTransport;
-use mooring_client::error::{Error, Result};
-use mooring_client::TopicPartition;
 
 /// Epoch of a heartbeat leaving the group for good.
 pub(super) const LEAVE_EPOCH: i32 = -1;
@@ -107,7 +107,6 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
 
     /// An empty subscription: release the partitions, leave, stay unsubscribed.
     pub(super) async fn unsubscribe(&mut self) {
-        self.unsubscribe_due = false;
         let deadline = Instant::now() + self.config.rebalance_timeout;
         self.closing_by = Some(deadline);
         self.release_all().await;
@@ -136,7 +135,6 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// The processing loop missed `max.poll.interval.ms`: leave (-1, so the group rebalances
     /// around this member), give up the partitions through `lost`, and rejoin at epoch 0.
     pub(super) async fn go_stale(&mut self) {
-        self.stale_due = false;
         if !self.in_group() {
             return;
         }

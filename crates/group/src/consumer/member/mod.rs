@@ -1,10 +1,10 @@
 //! The member task: one task owns the state ([`ConsumerMemberState`]) and everything it acts on —
 //! the member epoch, the target assignment, the owned partitions, the heartbeat timer and the
 //! one heartbeat in flight. Its loop ([`ConsumerMember::run`]) does at most one of the slow things
-//! at a time (give up partitions through the listener's `lost`, reconcile, go stale, end) and in
-//! between, and while it awaits any of them, keeps serving its duties in one `select!`
-//! ([`ConsumerMember::turn`]): commands from the handle, the heartbeat timer, the heartbeat's
-//! answer. So heartbeats keep flowing while a listener call or a metadata look-up runs, and every
+//! at a time (the [`chores`] that answers and commands hand it: give up partitions through the
+//! listener's `lost`, go stale, unsubscribe; then reconcile, or end) and in between, and while it
+//! awaits any of them, keeps serving its duties in one `select!` ([`ConsumerMember::turn`]):
+//! commands from the handle, the heartbeat timer, the heartbeat's answer. So heartbeats keep flowing while a listener call or a metadata look-up runs, and every
 //! answer is handled by synchronous code that only records what must happen next.
 //!
 //! It ends when closed or left, or when every [`GroupHandle`](crate::GroupHandle) is gone
@@ -16,127 +16,127 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mooring_client::error::{Error, Result};
+use mooring_client::TopicPartition;
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::ConsumerGroupHeartbeatResponse;
 use mooring_wire::primitives::Uuid;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{sleep_until, Instant};
 
-use super::heartbeat::{new_member_id, OwnedById, SentFields, TopicSelection};
-use super::target::{Reconciliation, Target};
+use self::chores::{Chore, Chores};
 use crate::assignor::RebalanceProtocol;
 use crate::command::{listener_until, Command, Ending};
 use crate::config::{GroupConfig, GroupProtocol};
+use crate::consumer::heartbeat::{new_member_id, OwnedById, SentFields, TopicSelection};
+use crate::consumer::target::{Reconciliation, Target};
 use crate::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
 use crate::listener::RebalanceListener;
 use crate::state::{ConsumerMemberState, MemberSnapshot, MemberState};
 use crate::transport::GroupTransport;
-use mooring_client::error::{Error, Result};
-use mooring_client::TopicPartition;
+
+mod answers;
+mod chores;
+mod leave;
+mod reconcile;
 
 /// A heartbeat's answer, as the transport gives it.
-pub(super) type Answer = Result<ConsumerGroupHeartbeatResponse>;
+type Answer = Result<ConsumerGroupHeartbeatResponse>;
 
 /// The heartbeat in flight.
-pub(super) struct InFlight {
-    pub(super) answer: Pin<Box<dyn Future<Output = Answer> + Send>>,
-    pub(super) sent: Sent,
+struct InFlight {
+    answer: Pin<Box<dyn Future<Output = Answer> + Send>>,
+    sent: Sent,
 }
 
 /// What a heartbeat in flight was sent with.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Sent {
-    pub(super) at: Instant,
-    pub(super) epoch: i32,
+struct Sent {
+    at: Instant,
+    epoch: i32,
     /// It carried the owned partitions after a reconciliation (the acknowledgement).
-    pub(super) acknowledges: bool,
+    acknowledges: bool,
     /// The membership it was sent in (see [`ConsumerMember::incarnation`]).
-    pub(super) incarnation: u64,
+    incarnation: u64,
 }
 
 /// Heartbeat timing and what the last one said.
 #[derive(Default)]
-pub(super) struct Beat {
-    pub(super) sent: SentFields,
+struct Beat {
+    sent: SentFields,
     /// The broker's `heartbeat_interval_ms` (`heartbeat.interval.ms` until it has said).
-    pub(super) interval: Duration,
+    interval: Duration,
     /// When the next regular heartbeat is due.
-    pub(super) next_at: Option<Instant>,
+    next_at: Option<Instant>,
     /// Send the next heartbeat at once (joining, a subscription change).
-    pub(super) urgent: bool,
+    urgent: bool,
     /// No heartbeat before this (the back-off after a failed one).
-    pub(super) backoff_until: Option<Instant>,
+    backoff_until: Option<Instant>,
     /// The reconciliation's acknowledgement is due in the next heartbeat (sent at once).
-    pub(super) ack_due: bool,
-    pub(super) in_flight: Option<InFlight>,
+    ack_due: bool,
+    in_flight: Option<InFlight>,
 }
 
 /// A rebalance as this member sees it, from its start (a join, or a new target assignment) to
 /// the answer to its acknowledgement.
 #[derive(Debug)]
-pub(super) struct Run {
-    pub(super) started: Instant,
-    pub(super) phases: PhaseTimings,
+struct Run {
+    started: Instant,
+    phases: PhaseTimings,
 }
 
 /// A static member refused its instance id (UNRELEASED_INSTANCE_ID) since `since`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Unreleased {
-    pub(super) since: Instant,
-    pub(super) attempts: u32,
+struct Unreleased {
+    since: Instant,
+    attempts: u32,
 }
 
 pub(crate) struct ConsumerMember<T, L> {
-    pub(super) transport: Arc<T>,
-    pub(super) listener: Arc<L>,
-    pub(super) config: Arc<GroupConfig>,
-    pub(super) commands: mpsc::Receiver<Command>,
-    pub(super) snapshot: watch::Sender<MemberSnapshot>,
-    pub(super) events: EventSink,
+    transport: Arc<T>,
+    listener: Arc<L>,
+    config: Arc<GroupConfig>,
+    commands: mpsc::Receiver<Command>,
+    snapshot: watch::Sender<MemberSnapshot>,
+    events: EventSink,
 
     /// Made up once (KIP-1082) and kept for the member's life, rejoins included.
-    pub(super) member_id: String,
+    member_id: String,
     /// The member epoch the coordinator gave (0: none, joining).
-    pub(super) epoch: i32,
-    pub(super) state: ConsumerMemberState,
-    pub(super) closed: bool,
-    pub(super) subscription: Option<TopicSelection>,
-    pub(super) owned: BTreeSet<TopicPartition>,
+    epoch: i32,
+    state: ConsumerMemberState,
+    closed: bool,
+    subscription: Option<TopicSelection>,
+    owned: BTreeSet<TopicPartition>,
     /// Topic ids of the owned topics (and of the topics the last reconciliation resolved).
-    pub(super) topic_ids: BTreeMap<String, Uuid>,
+    topic_ids: BTreeMap<String, Uuid>,
     /// The last target assignment the coordinator gave in this membership.
-    pub(super) target: Option<Target>,
+    target: Option<Target>,
     /// The sequence number of the target reconciled last (`None`: none since joining).
-    pub(super) applied: Option<u64>,
-    pub(super) next_seq: u64,
+    applied: Option<u64>,
+    next_seq: u64,
     /// Topic ids of the target no metadata could name yet, and when to look again.
-    pub(super) unresolved: BTreeSet<Uuid>,
-    pub(super) resolve_at: Option<Instant>,
-    pub(super) beat: Beat,
+    unresolved: BTreeSet<Uuid>,
+    resolve_at: Option<Instant>,
+    beat: Beat,
     /// The reconciliation waiting for its acknowledgement to be answered.
-    pub(super) unacked: Option<Reconciliation>,
-    pub(super) run: Option<Run>,
+    unacked: Option<Reconciliation>,
+    run: Option<Run>,
     /// Why the next rebalance starts, if the member knows (a subscription change).
-    pub(super) pending_cause: Option<RebalanceCause>,
-    pub(super) join_started: Option<Instant>,
-    pub(super) unreleased: Option<Unreleased>,
+    pending_cause: Option<RebalanceCause>,
+    join_started: Option<Instant>,
+    unreleased: Option<Unreleased>,
     /// Bumped whenever a membership ends (fenced, stale, fatal, left): answers and reconciliations
     /// of an older one are ignored.
-    pub(super) incarnation: u64,
-    /// Partitions must go through the listener's `lost` before anything else.
-    pub(super) to_lose: bool,
-    /// After losing them: rejoin, for this reason.
-    pub(super) rejoin_after_loss: Option<RebalanceCause>,
-    /// The processing loop missed `max.poll.interval.ms`: go stale.
-    pub(super) stale_due: bool,
-    /// An empty subscription: leave the group, stay out.
-    pub(super) unsubscribe_due: bool,
-    pub(super) failure: Option<Arc<Error>>,
-    pub(super) failed_code: ErrorCode,
-    pub(super) commands_closed: bool,
-    pub(super) ending: Option<Ending>,
+    incarnation: u64,
+    /// The slow work the loop owes before its next turn.
+    chores: Chores,
+    failure: Option<Arc<Error>>,
+    failed_code: ErrorCode,
+    commands_closed: bool,
+    ending: Option<Ending>,
     /// The deadline of the close under way, which bounds its listener call.
-    pub(super) closing_by: Option<Instant>,
+    closing_by: Option<Instant>,
 }
 
 impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
@@ -177,10 +177,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             join_started: None,
             unreleased: None,
             incarnation: 0,
-            to_lose: false,
-            rejoin_after_loss: None,
-            stale_due: false,
-            unsubscribe_due: false,
+            chores: Chores::default(),
             failure: None,
             failed_code: ErrorCode::None,
             commands_closed: false,
@@ -275,16 +272,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                 self.finish(ending).await;
                 return;
             }
-            if self.to_lose {
-                self.give_up_partitions().await;
-                continue;
-            }
-            if self.stale_due {
-                self.go_stale().await;
-                continue;
-            }
-            if self.unsubscribe_due {
-                self.unsubscribe().await;
+            if let Some(chore) = self.chores.take() {
+                self.perform(chore).await;
                 continue;
             }
             if self.reconcile_due() {
@@ -292,6 +281,15 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                 continue;
             }
             self.turn().await;
+        }
+    }
+
+    /// Does one chore a handler owed the loop.
+    async fn perform(&mut self, chore: Chore) {
+        match chore {
+            Chore::Lose { rejoin } => self.give_up_partitions(rejoin).await,
+            Chore::GoStale => self.go_stale().await,
+            Chore::Unsubscribe => self.unsubscribe().await,
         }
     }
 
@@ -370,7 +368,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             }
             Some(Command::PollIntervalExceeded) => {
                 if self.in_group() {
-                    self.stale_due = true;
+                    self.chores.owe(Chore::GoStale);
                 }
             }
             Some(Command::Leave { reply, deadline }) => {
@@ -392,11 +390,11 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         };
         if empty {
             self.subscription = None;
-            self.unsubscribe_due = true;
+            self.chores.owe(Chore::Unsubscribe);
             self.publish();
             return;
         }
-        self.unsubscribe_due = false;
+        self.chores.cancel(Chore::Unsubscribe);
         let changed = self.subscription.as_ref() != Some(&subscription);
         self.subscription = Some(subscription);
         match self.state {
@@ -464,8 +462,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     fn heartbeat_wanted(&self) -> bool {
         use ConsumerMemberState as S;
         self.subscription.is_some()
-            && !self.to_lose
-            && !self.stale_due
+            && !self.chores.hold_heartbeats()
             && matches!(
                 self.state,
                 S::Joining
