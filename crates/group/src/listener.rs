@@ -31,7 +31,7 @@ use tracing::{Instrument, Span};
 #[cfg(doc)]
 use super::GroupConfig;
 use crate::assignor::RebalanceProtocol;
-use crate::events::GroupEventKind;
+use crate::events::{EventSink, GroupEventKind};
 use crate::trace;
 
 /// Rebalance callbacks, the one listener trait of every Mooring crate: the consumer runtime
@@ -88,8 +88,8 @@ impl RebalanceListener for NoopListener {
 }
 
 /// One listener call as every member kind makes it: [`Callback::start`] gives the call, in its
-/// span, for the member to await with its bound; [`Callback::finish`] traces how it ended and
-/// gives the event to emit.
+/// span, for the member to await with its bound; [`ListenerCall::finish`] traces how it ended and
+/// emits its event.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Callback {
     /// `revoked`, in a rebalance of this protocol.
@@ -98,46 +98,72 @@ pub(crate) enum Callback {
     Lost,
 }
 
+/// A listener call under way, for [`ListenerCall::finish`] once the member stops awaiting it.
+pub(crate) struct ListenerCall {
+    kind: Callback,
+    span: Span,
+    started: Instant,
+    partitions: Vec<TopicPartition>,
+}
+
 impl Callback {
-    /// The call of `listener` with `partitions`, instrumented with the returned span.
+    /// The call of `listener` with `partitions`, instrumented with its span.
     pub(crate) fn start<L: RebalanceListener>(
         self,
         listener: Arc<L>,
         partitions: Vec<TopicPartition>,
-    ) -> (Span, impl Future<Output = ()> + Send) {
+    ) -> (ListenerCall, impl Future<Output = ()> + Send) {
         let span = match self {
             Callback::Revoked(_) => trace::revoked(partitions.len()),
             Callback::Assigned => trace::assigned(partitions.len()),
             Callback::Lost => trace::lost(partitions.len()),
         };
+        let given = partitions.clone();
         let call = async move {
             match self {
-                Callback::Revoked(_) => listener.revoked(partitions).await,
-                Callback::Assigned => listener.assigned(partitions).await,
-                Callback::Lost => listener.lost(partitions).await,
+                Callback::Revoked(_) => listener.revoked(given).await,
+                Callback::Assigned => listener.assigned(given).await,
+                Callback::Lost => listener.lost(given).await,
             }
         };
-        (span.clone(), call.instrument(span))
+        let under_way = ListenerCall {
+            kind: self,
+            span: span.clone(),
+            started: Instant::now(),
+            partitions,
+        };
+        (under_way, call.instrument(span))
     }
+}
 
-    /// Ends the call started at `started` (its span closed, a warning when it timed out) and
-    /// returns its event and how long it took; `owned` is the member's assignment after it.
+impl ListenerCall {
+    /// Ends the call (its span closed, a warning when it timed out), emits its event and returns
+    /// how long it took; `owned` is the member's assignment after it.
     pub(crate) fn finish(
         self,
         group: &str,
-        span: Span,
-        started: Instant,
-        partitions: Vec<TopicPartition>,
         owned: &BTreeSet<TopicPartition>,
         timed_out: bool,
-    ) -> (GroupEventKind, Duration) {
+        events: &EventSink,
+    ) -> Duration {
+        let ListenerCall {
+            kind,
+            span,
+            started,
+            partitions,
+        } = self;
         trace::callback_ended(&span, timed_out);
         drop(span);
         let duration = started.elapsed();
         if timed_out {
-            tracing::warn!(group, kind = ?self, ?duration, "rebalance listener timed out; going on");
+            tracing::warn!(
+                group,
+                ?kind,
+                ?duration,
+                "rebalance listener timed out; going on"
+            );
         }
-        let event = match self {
+        events.emit(match kind {
             Callback::Revoked(protocol) => GroupEventKind::PartitionsRevoked {
                 partitions,
                 protocol,
@@ -155,7 +181,7 @@ impl Callback {
                 duration,
                 timed_out,
             },
-        };
-        (event, duration)
+        });
+        duration
     }
 }

@@ -35,19 +35,9 @@ impl<T: GroupTransport, L: RebalanceListener> ClassicMember<T, L> {
         kind: Callback,
         partitions: Vec<TopicPartition>,
     ) -> Duration {
-        let started = Instant::now();
-        let (span, call) = kind.start(Arc::clone(&self.listener), partitions.clone());
+        let (under_way, call) = kind.start(Arc::clone(&self.listener), partitions);
         let timed_out = !self.await_listener(call).await;
-        let (event, duration) = kind.finish(
-            &self.config.group_id,
-            span,
-            started,
-            partitions,
-            &self.owned,
-            timed_out,
-        );
-        self.events.emit(event);
-        duration
+        under_way.finish(&self.config.group_id, &self.owned, timed_out, &self.events)
     }
 
     pub(super) async fn lose_all(&mut self) -> Duration {

@@ -258,18 +258,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         kind: Callback,
         partitions: Vec<TopicPartition>,
     ) -> Duration {
-        let started = Instant::now();
-        let (span, call) = kind.start(Arc::clone(&self.listener), partitions.clone());
+        let (under_way, call) = kind.start(Arc::clone(&self.listener), partitions);
         let timed_out = !self.await_listener(call).await;
-        let (event, duration) = kind.finish(
-            &self.config.group_id,
-            span,
-            started,
-            partitions,
-            &self.owned,
-            timed_out,
-        );
-        self.events.emit(event);
-        duration
+        under_way.finish(&self.config.group_id, &self.owned, timed_out, &self.events)
     }
 }
