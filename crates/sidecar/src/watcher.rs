@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use mooring_client::admin::{ConsumerGroupDescription, GroupDescription};
 use mooring_client::Client;
-use mooring_client::OffsetSpec;
 use mooring_client::TopicPartition;
+use mooring_client::{OffsetAndMetadata, OffsetAndTimestamp, OffsetSpec};
 use tokio::sync::watch;
 
 use crate::app::{unix_ms, unix_now, App};
@@ -199,6 +199,24 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     } = describe(app, client, group).await?;
     // The broker's state at some moment before this: what any event after it must follow.
     let answered_ms = unix_ms();
+    set_group_metrics(app, &view);
+    let offsets = read_offsets(app, client, group, &view.members).await?;
+    let owners = assignments_listed.then(|| owners(&view.members));
+    let now = unix_now();
+    let mut state = app.state();
+    if let Some(epoch) = view.group_epoch {
+        state.record_epoch_view(epoch, &view.members, answered_ms);
+    }
+    let stable = view.state == "Stable";
+    state.group = Some(view);
+    update_lag(&mut state, &offsets, owners.as_ref(), now);
+    track_members(&mut state, assignments_listed, stable, asked);
+    Ok(())
+}
+
+/// The group's own series: its state (1 for the one it is in, `Unknown` for a state this build
+/// does not name), its member count and its epochs (-1 for a classic group).
+fn set_group_metrics(app: &App, view: &GroupView) {
     let state_label = if GROUP_STATES.contains(&view.state.as_str()) {
         view.state.as_str()
     } else {
@@ -217,8 +235,26 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     app.metrics
         .group_assignment_epoch
         .set(view.assignment_epoch.map_or(-1, i64::from));
-    let members = &view.members;
+}
 
+/// The offsets one look-up reads: the group's committed offsets and the end offsets of the
+/// watched partitions.
+struct Offsets {
+    /// Every partition with a committed offset or assigned to a member, in order, capped at
+    /// `lag.max.partitions`.
+    watched: Vec<TopicPartition>,
+    committed: BTreeMap<TopicPartition, OffsetAndMetadata>,
+    ends: BTreeMap<TopicPartition, OffsetAndTimestamp>,
+}
+
+/// OffsetFetch for the group, then ListOffsets (latest) for the partitions it commits or is
+/// assigned (none asked when there are none).
+async fn read_offsets(
+    app: &App,
+    client: &Client,
+    group: &str,
+    members: &[GroupMemberView],
+) -> mooring_client::Result<Offsets> {
     let committed = client.committed_offsets(group, None).await?;
     let mut partitions: BTreeSet<TopicPartition> = committed.keys().cloned().collect();
     for m in members {
@@ -226,47 +262,58 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
             partitions.insert(TopicPartition::new(p.topic.clone(), p.partition));
         }
     }
-    let partitions: Vec<TopicPartition> = partitions
+    let watched: Vec<TopicPartition> = partitions
         .into_iter()
         .take(app.config.lag_max_partitions)
         .collect();
-    let ends = if partitions.is_empty() {
+    let ends = if watched.is_empty() {
         BTreeMap::new()
     } else {
-        client.list_offsets(&partitions, OffsetSpec::Latest).await?
+        client.list_offsets(&watched, OffsetSpec::Latest).await?
     };
+    Ok(Offsets {
+        watched,
+        committed,
+        ends,
+    })
+}
 
-    // Outside Stable the broker lists no classic group's assignments: owners are then kept
-    // from the last view.
-    let owners: Option<BTreeMap<TopicPartition, String>> = assignments_listed.then(|| {
-        members
-            .iter()
-            .flat_map(|m| {
-                let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
-                m.partitions.iter().map(|p| (p.clone(), owner.clone()))
-            })
-            .collect()
-    });
-    let now = unix_now();
-    let mut state = app.state();
-    if let Some(epoch) = view.group_epoch {
-        state.record_epoch_view(epoch, &view.members, answered_ms);
-    }
-    let stable = view.state == "Stable";
-    state.group = Some(view);
-    // The lag table is the lag series' only source (`/metrics` writes them from it): entries are
-    // updated in place and only those of partitions no longer watched are removed, all under the
-    // state lock, so a scrape sees every watched partition (a reset first let a concurrent scrape
-    // see some missing, seen by sidecar-bench: 370 of 1,000 in one scrape, which Prometheus takes
-    // for stale series).
+/// Each listed partition's owner: the member's `group.instance.id`, else its member id. Only
+/// for a view that lists assignments: outside Stable the broker lists no classic group's
+/// assignments, and owners are then kept from the last view.
+fn owners(members: &[GroupMemberView]) -> BTreeMap<TopicPartition, String> {
+    members
+        .iter()
+        .flat_map(|m| {
+            let owner = m.instance_id.as_ref().unwrap_or(&m.member_id);
+            m.partitions.iter().map(|p| (p.clone(), owner.clone()))
+        })
+        .collect()
+}
+
+/// Brings the lag table (and the end-offset samples the time lag is estimated from) up to the
+/// look-up's offsets. `owners` is `None` when the view lists no assignments: each partition then
+/// keeps the owner it had.
+///
+/// The lag table is the lag series' only source (`/metrics` writes them from it): entries are
+/// updated in place and only those of partitions no longer watched are removed, all under the
+/// state lock, so a scrape sees every watched partition (a reset first let a concurrent scrape
+/// see some missing, seen by sidecar-bench: 370 of 1,000 in one scrape, which Prometheus takes
+/// for stale series).
+fn update_lag(
+    state: &mut State,
+    offsets: &Offsets,
+    owners: Option<&BTreeMap<TopicPartition, String>>,
+    now: f64,
+) {
     let mut watched = BTreeSet::new();
-    for tp in &partitions {
+    for tp in &offsets.watched {
         let key = TopicPartition {
             topic: tp.topic.clone(),
             partition: tp.partition,
         };
-        let end = ends.get(tp).map(|o| o.offset);
-        let committed = committed.get(tp).map(|c| c.offset);
+        let end = offsets.ends.get(tp).map(|o| o.offset);
+        let committed = offsets.committed.get(tp).map(|c| c.offset);
         if let Some(end) = end {
             state
                 .samples
@@ -282,7 +329,7 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
             (Some(c), Some(s)) => s.time_lag(c, now),
             _ => 0.0,
         };
-        let owner = match &owners {
+        let owner = match owners {
             Some(owners) => owners.get(&key).cloned(),
             None => state.lag.get(&key).and_then(|l| l.owner.clone()),
         };
@@ -303,8 +350,6 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     }
     state.lag.retain(|k, _| watched.contains(k));
     state.samples.retain(|k, _| watched.contains(k));
-    track_members(&mut state, assignments_listed, stable, asked);
-    Ok(())
 }
 
 /// Follows each member's progress for [`classify`](crate::state::classify): in a view that lists
