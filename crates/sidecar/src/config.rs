@@ -356,133 +356,37 @@ impl SidecarConfig {
 
     /// Builds from flat `key → value` pairs.
     pub fn from_flat(flat: BTreeMap<String, String>) -> Result<SidecarConfig, ConfigError> {
-        let mut kafka = Vec::new();
-        let mut ours: BTreeMap<&'static str, String> = BTreeMap::new();
-        let mut group_id = None;
-        let mut redacted = BTreeMap::new();
-        for (key, value) in flat {
-            if let Some(spec) = SIDECAR_KEYS.iter().find(|s| s.name == key) {
-                let shown = if spec.kind == Kind::Secret {
-                    redact(&value)
-                } else {
-                    value.clone()
-                };
-                redacted.insert(key, shown);
-                ours.insert(spec.name, value);
-            } else if key == GROUP_ID {
-                redacted.insert(key, value.clone());
-                group_id = Some(value).filter(|v| !v.is_empty());
-            } else if let Some(spec) = CLIENT_KEYS.iter().find(|s| s.name == key) {
-                let shown = if matches!(spec.kind, ValueKind::Password) {
-                    redact(&value)
-                } else {
-                    value.clone()
-                };
-                redacted.insert(key.clone(), shown);
-                kafka.push((key, value));
-            } else {
-                let nearest = nearest_key(&key, all_keys()).map(str::to_string);
-                return Err(ConfigError::UnknownKey { key, nearest });
-            }
-        }
-        for spec in SIDECAR_KEYS {
-            if !ours.contains_key(spec.name) {
-                redacted.insert(spec.name.to_string(), spec.default.to_string());
-            }
-        }
-        let get = |name: &'static str| -> String {
-            ours.get(name).cloned().unwrap_or_else(|| {
-                SIDECAR_KEYS
-                    .iter()
-                    .find(|s| s.name == name)
-                    .map(|s| s.default.to_string())
-                    .unwrap_or_default()
-            })
-        };
-        let client = if kafka.iter().any(|(k, _)| k == "bootstrap.servers") {
-            Some(
-                ClientConfig::from_properties(kafka).map_err(|e| ConfigError::Invalid {
-                    key: "kafka".into(),
-                    message: e.to_string(),
-                })?,
-            )
-        } else if let Some((key, _)) = kafka.first() {
-            return Err(ConfigError::Invalid {
-                key: key.clone(),
-                message: "Kafka settings need `bootstrap.servers`".into(),
-            });
-        } else {
-            None
-        };
-        let mut alerts = BTreeMap::new();
-        for kind in AlertKind::ALL {
-            let name = kind.as_str();
-            let warning = number(
-                &format!("alerts.{name}.warning"),
-                &get_dyn(&ours, name, "warning"),
-            )?;
-            let critical = number(
-                &format!("alerts.{name}.critical"),
-                &get_dyn(&ours, name, "critical"),
-            )?;
-            let window = match kind.windowed() {
-                true => Some(millis(
-                    &format!("alerts.{name}.window.ms"),
-                    &get_dyn(&ours, name, "window.ms"),
-                )?),
-                false => None,
-            };
-            alerts.insert(
-                kind,
-                Threshold {
-                    warning,
-                    critical,
-                    window,
-                },
-            );
-        }
-        let listen = addr("listen", &get("listen"))?;
-        let ingest_token_file = Some(get("ingest.token.file"))
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from);
-        if !listen.ip().is_loopback() && ingest_token_file.is_none() {
-            return Err(invalid(
-                "ingest.token.file",
-                format!("`listen` is {listen}, not a loopback address: the telemetry ingest needs a credential there"),
-            ));
-        }
+        let ByTable {
+            ours,
+            kafka,
+            group_id,
+            redacted,
+        } = ByTable::from_flat(flat)?;
+        let client = kafka_client(kafka)?;
+        let alerts = alert_thresholds(&ours)?;
+        let listen = addr("listen", &ours.get("listen"))?;
+        let ingest_token_file = ingest_token_file(&ours, listen)?;
         Ok(SidecarConfig {
             listen,
-            metrics_listen: match get("metrics.listen").as_str() {
+            metrics_listen: match ours.get("metrics.listen").as_str() {
                 "" => None,
                 v => Some(addr("metrics.listen", v)?),
             },
-            debug_token: Some(get("debug.token"))
+            debug_token: Some(ours.get("debug.token"))
                 .filter(|t| !t.is_empty())
                 .map(Secret::from),
             ingest_token_file,
-            http: HttpLimits {
-                header_read_timeout: millis(
-                    "http.header.read.timeout.ms",
-                    &get("http.header.read.timeout.ms"),
-                )?,
-                request_timeout: millis(
-                    "http.request.timeout.ms",
-                    &get("http.request.timeout.ms"),
-                )?,
-                max_connections: count("http.max.connections", &get("http.max.connections"))?
-                    .max(1),
-            },
+            http: http_limits(&ours)?,
             group_id,
             client,
-            watch_interval: millis("watch.interval.ms", &get("watch.interval.ms"))?,
-            rebalance_history: count("rebalances.history", &get("rebalances.history"))?.max(1),
-            lag_max_partitions: count("lag.max.partitions", &get("lag.max.partitions"))?,
-            health_stale: millis("health.stale.ms", &get("health.stale.ms"))?,
-            causes_stall: millis("causes.stall.ms", &get("causes.stall.ms"))?,
+            watch_interval: millis("watch.interval.ms", &ours.get("watch.interval.ms"))?,
+            rebalance_history: count("rebalances.history", &ours.get("rebalances.history"))?.max(1),
+            lag_max_partitions: count("lag.max.partitions", &ours.get("lag.max.partitions"))?,
+            health_stale: millis("health.stale.ms", &ours.get("health.stale.ms"))?,
+            causes_stall: millis("causes.stall.ms", &ours.get("causes.stall.ms"))?,
             rules_scrape_selector: selector(
                 "rules.scrape.selector",
-                &get("rules.scrape.selector"),
+                &ours.get("rules.scrape.selector"),
             )?,
             alerts,
             redacted,
@@ -504,14 +408,152 @@ pub fn all_keys() -> impl Iterator<Item = &'static str> {
         .chain(CLIENT_KEYS.iter().map(|s| s.name))
 }
 
-fn get_dyn(ours: &BTreeMap<&'static str, String>, alert: &str, field: &str) -> String {
-    let key = format!("alerts.{alert}.{field}");
-    ours.get(key.as_str()).cloned().unwrap_or_else(|| {
-        SIDECAR_KEYS
-            .iter()
-            .find(|s| s.name == key)
-            .map(|s| s.default.to_string())
-            .unwrap_or_default()
+/// The flat pairs split by the table that knows their key (ours, `group.id`, the Kafka client's),
+/// and every pair as `/debug/config` shows it.
+struct ByTable {
+    ours: Ours,
+    /// The Kafka client's keys, for [`ClientConfig::from_properties`].
+    kafka: Vec<(String, String)>,
+    /// `group.id` (none when absent or empty).
+    group_id: Option<String>,
+    /// Every key given, and every sidecar key not given with its default; secrets redacted.
+    redacted: BTreeMap<String, String>,
+}
+
+impl ByTable {
+    /// Splits `flat`; a key no table knows is an error naming the nearest valid one.
+    fn from_flat(flat: BTreeMap<String, String>) -> Result<ByTable, ConfigError> {
+        let mut by_table = ByTable {
+            ours: Ours(BTreeMap::new()),
+            kafka: Vec::new(),
+            group_id: None,
+            redacted: BTreeMap::new(),
+        };
+        for (key, value) in flat {
+            if let Some(spec) = SIDECAR_KEYS.iter().find(|s| s.name == key) {
+                let shown = if spec.kind == Kind::Secret {
+                    redact(&value)
+                } else {
+                    value.clone()
+                };
+                by_table.redacted.insert(key, shown);
+                by_table.ours.0.insert(spec.name, value);
+            } else if key == GROUP_ID {
+                by_table.redacted.insert(key, value.clone());
+                by_table.group_id = Some(value).filter(|v| !v.is_empty());
+            } else if let Some(spec) = CLIENT_KEYS.iter().find(|s| s.name == key) {
+                let shown = if matches!(spec.kind, ValueKind::Password) {
+                    redact(&value)
+                } else {
+                    value.clone()
+                };
+                by_table.redacted.insert(key.clone(), shown);
+                by_table.kafka.push((key, value));
+            } else {
+                let nearest = nearest_key(&key, all_keys()).map(str::to_string);
+                return Err(ConfigError::UnknownKey { key, nearest });
+            }
+        }
+        for spec in SIDECAR_KEYS {
+            if !by_table.ours.0.contains_key(spec.name) {
+                by_table
+                    .redacted
+                    .insert(spec.name.to_string(), spec.default.to_string());
+            }
+        }
+        Ok(by_table)
+    }
+}
+
+/// The sidecar's own keys that were given, with their values as given.
+struct Ours(BTreeMap<&'static str, String>);
+
+impl Ours {
+    /// The value of the sidecar key `name`: as given, else its default (empty for a key without
+    /// one).
+    fn get(&self, name: &str) -> String {
+        self.0.get(name).cloned().unwrap_or_else(|| {
+            SIDECAR_KEYS
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| s.default.to_string())
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// The Kafka client, when `bootstrap.servers` is among the Kafka keys; Kafka keys without it are
+/// an error naming the first of them.
+fn kafka_client(kafka: Vec<(String, String)>) -> Result<Option<ClientConfig>, ConfigError> {
+    if kafka.iter().any(|(k, _)| k == "bootstrap.servers") {
+        Ok(Some(ClientConfig::from_properties(kafka).map_err(|e| {
+            ConfigError::Invalid {
+                key: "kafka".into(),
+                message: e.to_string(),
+            }
+        })?))
+    } else if let Some((key, _)) = kafka.first() {
+        Err(ConfigError::Invalid {
+            key: key.clone(),
+            message: "Kafka settings need `bootstrap.servers`".into(),
+        })
+    } else {
+        Ok(None)
+    }
+}
+
+/// Every alert kind's threshold (`alerts.<kind>.warning`, `.critical`, and `.window.ms` for a
+/// windowed kind), in [`AlertKind::ALL`]'s order.
+fn alert_thresholds(ours: &Ours) -> Result<BTreeMap<AlertKind, Threshold>, ConfigError> {
+    let mut alerts = BTreeMap::new();
+    for kind in AlertKind::ALL {
+        let name = kind.as_str();
+        let key = |field: &str| format!("alerts.{name}.{field}");
+        let warning = number(&key("warning"), &ours.get(&key("warning")))?;
+        let critical = number(&key("critical"), &ours.get(&key("critical")))?;
+        let window = match kind.windowed() {
+            true => Some(millis(&key("window.ms"), &ours.get(&key("window.ms")))?),
+            false => None,
+        };
+        alerts.insert(
+            kind,
+            Threshold {
+                warning,
+                critical,
+                window,
+            },
+        );
+    }
+    Ok(alerts)
+}
+
+/// `ingest.token.file` (none when empty), which a `listen` off the loopback requires: the
+/// telemetry ingest must not be open to the network without a credential.
+fn ingest_token_file(ours: &Ours, listen: SocketAddr) -> Result<Option<PathBuf>, ConfigError> {
+    let file = Some(ours.get("ingest.token.file"))
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    if !listen.ip().is_loopback() && file.is_none() {
+        return Err(invalid(
+            "ingest.token.file",
+            format!("`listen` is {listen}, not a loopback address: the telemetry ingest needs a credential there"),
+        ));
+    }
+    Ok(file)
+}
+
+/// The `http.*` keys.
+fn http_limits(ours: &Ours) -> Result<HttpLimits, ConfigError> {
+    Ok(HttpLimits {
+        header_read_timeout: millis(
+            "http.header.read.timeout.ms",
+            &ours.get("http.header.read.timeout.ms"),
+        )?,
+        request_timeout: millis(
+            "http.request.timeout.ms",
+            &ours.get("http.request.timeout.ms"),
+        )?,
+        max_connections: count("http.max.connections", &ours.get("http.max.connections"))?.max(1),
     })
 }
 
