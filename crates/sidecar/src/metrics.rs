@@ -185,84 +185,116 @@ fn unreachable_metric(name: &str, e: prometheus::Error) -> ! {
     panic!("metric `{name}` is ill-defined: {e}")
 }
 
+// The labelled families of `Metrics::new`, one function each: name, help, label and the values
+// whose children start at zero.
+
+fn rebalances_total(r: &Registry) -> IntCounterVec {
+    let causes = mooring_telemetry_schema::RebalanceCause::ALL.map(|c| c.as_str());
+    counter_vec(
+        r,
+        (
+            "mooring_rebalances_total",
+            "Completed rebalances by cause (Java: rebalance-total).",
+        ),
+        "cause",
+        &causes,
+    )
+}
+
+fn group_state(r: &Registry) -> IntGaugeVec {
+    gauge_vec(
+        r,
+        (
+            "mooring_group_state",
+            "1 for the group's state as DescribeGroups reports it.",
+        ),
+        "state",
+        &GROUP_STATES,
+    )
+}
+
+fn alert_level(r: &Registry) -> IntGaugeVec {
+    let alerts = crate::alerts::AlertKind::ALL.map(|a| a.as_str());
+    gauge_vec(
+        r,
+        (
+            "mooring_alert_level",
+            "Alert level: 0 ok, 1 warning, 2 critical.",
+        ),
+        "alert",
+        &alerts,
+    )
+}
+
+fn consumer_fatal_error(r: &Registry) -> IntGaugeVec {
+    gauge_vec(
+        r,
+        ("mooring_consumer_fatal_error", "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports."),
+        "kind",
+        &[],
+    )
+}
+
+fn group_protocol(r: &Registry) -> IntGaugeVec {
+    gauge_vec(
+        r,
+        ("mooring_group_protocol", "1 for the group protocol the member speaks (group.protocol: classic or consumer, from its telemetry; classic for a consumer that does not say)."),
+        "protocol",
+        &GROUP_PROTOCOLS,
+    )
+}
+
+fn consumer_member_state(r: &Registry) -> IntGaugeVec {
+    gauge_vec(
+        r,
+        ("mooring_consumer_member_state", "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member."),
+        "state",
+        &mooring_telemetry_schema::CONSUMER_MEMBER_STATES,
+    )
+}
+
+fn reconcile_phase_duration_seconds(r: &Registry) -> HistogramVec {
+    let phases = HistogramOpts::new(
+        "mooring_reconcile_phase_duration_seconds",
+        "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered).",
+    )
+    .buckets(REBALANCE_BUCKETS.to_vec());
+    labelled(
+        r,
+        "mooring_reconcile_phase_duration_seconds",
+        HistogramVec::new(phases, &["phase"]),
+        &RECONCILE_PHASES,
+    )
+}
+
+fn telemetry_events_received_total(r: &Registry) -> IntCounterVec {
+    counter_vec(
+        r,
+        (
+            "mooring_telemetry_events_received_total",
+            "Telemetry lines received, by type.",
+        ),
+        "type",
+        &[],
+    )
+}
+
 impl Metrics {
     /// Registers every series (causes, alerts and group states are pre-created at zero).
     pub fn new() -> Metrics {
         let r = Registry::new();
-        let causes = mooring_telemetry_schema::RebalanceCause::ALL.map(|c| c.as_str());
-        let rebalances_total = counter_vec(
-            &r,
-            (
-                "mooring_rebalances_total",
-                "Completed rebalances by cause (Java: rebalance-total).",
-            ),
-            "cause",
-            &causes,
-        );
-        let group_state = gauge_vec(
-            &r,
-            (
-                "mooring_group_state",
-                "1 for the group's state as DescribeGroups reports it.",
-            ),
-            "state",
-            &GROUP_STATES,
-        );
-        let alerts = crate::alerts::AlertKind::ALL.map(|a| a.as_str());
-        let alert_level = gauge_vec(
-            &r,
-            (
-                "mooring_alert_level",
-                "Alert level: 0 ok, 1 warning, 2 critical.",
-            ),
-            "alert",
-            &alerts,
-        );
-        let handler_duration_seconds = Arc::new(HandlerDurations::new());
-        register(
-            &r,
-            HandlerDurations::NAME,
-            Box::new(HandlerCollector(Arc::clone(&handler_duration_seconds))),
-        );
-        let consumer_fatal_error = gauge_vec(
-            &r,
-            ("mooring_consumer_fatal_error", "1 while the consumer is stopped on a fatal error of this kind (authentication, tls, group_authorization, topic_authorization, ...): its run ended with it; 0 once a new consumer process reports."),
-            "kind",
-            &[],
-        );
-        let group_protocol = gauge_vec(
-            &r,
-            ("mooring_group_protocol", "1 for the group protocol the member speaks (group.protocol: classic or consumer, from its telemetry; classic for a consumer that does not say)."),
-            "protocol",
-            &GROUP_PROTOCOLS,
-        );
-        let consumer_member_state = gauge_vec(
-            &r,
-            ("mooring_consumer_member_state", "consumer protocol: 1 for the member's own state (joining, reconciling, acknowledging, stable, fenced, stale, leaving, instance_id_unreleased, ...); all 0 for a classic member."),
-            "state",
-            &mooring_telemetry_schema::CONSUMER_MEMBER_STATES,
-        );
-        let phases = HistogramOpts::new(
-            "mooring_reconcile_phase_duration_seconds",
-            "consumer protocol: one phase of a reconciliation: revoke (handlers of the revoked partitions drained, commit, the revoked callback), assign (topic ids resolved, the assigned callback), acknowledge (until the heartbeat that acknowledged it answered).",
-        )
-        .buckets(REBALANCE_BUCKETS.to_vec());
-        let reconcile_phase_duration_seconds = labelled(
-            &r,
-            "mooring_reconcile_phase_duration_seconds",
-            HistogramVec::new(phases, &["phase"]),
-            &RECONCILE_PHASES,
-        );
-        let telemetry_events_received_total = counter_vec(
-            &r,
-            (
-                "mooring_telemetry_events_received_total",
-                "Telemetry lines received, by type.",
-            ),
-            "type",
-            &[],
-        );
         let m = Metrics {
+            // The literal's order is the registration order: the labelled families, then the rest.
+            rebalances_total: rebalances_total(&r),
+            group_state: group_state(&r),
+            alert_level: alert_level(&r),
+            handler_duration_seconds: HandlerDurations::register(&r),
+            consumer_fatal_error: consumer_fatal_error(&r),
+            group_protocol: group_protocol(&r),
+            consumer_member_state: consumer_member_state(&r),
+            reconcile_phase_duration_seconds: reconcile_phase_duration_seconds(&r),
+            telemetry_events_received_total: telemetry_events_received_total(&r),
+            // Rebalances and their phases (the classic protocol's JoinGroup, SyncGroup, callbacks).
             rebalances_failed_total: counter(&r, "mooring_rebalances_failed_total", "Failed rebalance attempts (Java: failed-rebalance-total)."),
             rebalance_duration_seconds: hist(&r, "mooring_rebalance_duration_seconds", "Rebalance duration, start to stable (Java: rebalance-latency-avg/max).", REBALANCE_BUCKETS),
             last_rebalance_duration_seconds: gauge(&r, "mooring_last_rebalance_duration_seconds", "Duration of the last completed rebalance."),
@@ -272,6 +304,7 @@ impl Metrics {
             partitions_revoked_duration_seconds: hist(&r, "mooring_partitions_revoked_duration_seconds", "Revoke callback latency (Java: partition-revoked-latency-avg/max).", REBALANCE_BUCKETS),
             partitions_assigned_duration_seconds: hist(&r, "mooring_partitions_assigned_duration_seconds", "Assign callback latency (Java: partition-assigned-latency-avg/max).", REBALANCE_BUCKETS),
             partitions_lost_duration_seconds: hist(&r, "mooring_partitions_lost_duration_seconds", "Lost callback latency (Java: partition-lost-latency-avg/max).", REBALANCE_BUCKETS),
+            // The member: heartbeats, its assignment, commits, fencings.
             last_heartbeat_timestamp_seconds: gauge(&r, "mooring_last_heartbeat_timestamp_seconds", "When the last heartbeat answered (Java: last-heartbeat-seconds-ago = time() - this)."),
             heartbeat_response_duration_seconds: hist(&r, "mooring_heartbeat_response_duration_seconds", "Heartbeat round trip (Java: heartbeat-response-time-max; heartbeat-total = _count).", RTT_BUCKETS),
             heartbeats_failed_total: counter(&r, "mooring_heartbeats_failed_total", "Heartbeats answered with an error."),
@@ -279,36 +312,32 @@ impl Metrics {
             commit_duration_seconds: hist(&r, "mooring_commit_duration_seconds", "OffsetCommit latency (Java: commit-latency-avg/max; commit-total = _count).", RTT_BUCKETS),
             commits_failed_total: counter(&r, "mooring_commits_failed_total", "Failed commits (member's and auto-commit's)."),
             fenced_total: counter(&r, "mooring_fenced_total", "FENCED_INSTANCE_ID fencings of this member."),
+            // The group (the member's generation; the rest from the broker watch).
             group_generation: int_gauge(&r, "mooring_group_generation", "The member's generation."),
             group_members: int_gauge(&r, "mooring_group_members", "Members of the group (DescribeGroups, ConsumerGroupDescribe)."),
             group_epoch: int_gauge(&r, "mooring_group_epoch", "consumer protocol: the group epoch (ConsumerGroupDescribe); it moves when the membership, a subscription or the subscribed topics change. -1 for a classic group."),
             group_assignment_epoch: int_gauge(&r, "mooring_group_assignment_epoch", "consumer protocol: the epoch of the coordinator's target assignment (ConsumerGroupDescribe); below the group epoch while the assignor has not run. -1 for a classic group."),
+            // The consumer's processing and memory (from its snapshots).
             partitions_paused: int_gauge(&r, "mooring_partitions_paused", "Assigned partitions paused (by the application or backpressure)."),
             processing_in_flight: int_gauge(&r, "mooring_processing_in_flight", "Handlers running."),
             consumer_memory_bytes: int_gauge(&r, "mooring_consumer_memory_bytes", "Bytes of record data the consumer holds (fetched, waiting for a handler, in its hands)."),
             consumer_memory_limit_bytes: int_gauge(&r, "mooring_consumer_memory_limit_bytes", "The consumer's mooring.memory.max.bytes."),
             poll_stale_seconds: gauge(&r, "mooring_poll_stale_seconds", "Time the processing loop made no progress while work waited (0 when idle)."),
             consumer_loop_stale_seconds: gauge(&r, "mooring_consumer_loop_stale_seconds", "Seconds since the consumer's fetch (poll) loop last iterated, as of its last snapshot plus the snapshot's age (it iterates at least every 100 ms while the runtime lives)."),
+            // The telemetry ingest and the broker watch.
             telemetry_events_dropped_total: counter(&r, "mooring_telemetry_events_dropped_total", "Telemetry events the consumer lost (reported by its exporter)."),
             telemetry_requests_refused_total: counter(&r, "mooring_telemetry_requests_refused_total", "Telemetry POSTs refused: no credential, or not the one of ingest.token.file."),
             telemetry_last_event_timestamp_seconds: gauge(&r, "mooring_telemetry_last_event_timestamp_seconds", "When the last telemetry line arrived."),
             broker_watch_errors_total: counter(&r, "mooring_broker_watch_errors_total", "Failed broker look-ups of the group watcher."),
             broker_watch_last_success_timestamp_seconds: gauge(&r, "mooring_broker_watch_last_success_timestamp_seconds", "When the group watcher last read the group from the broker."),
-            rebalances_total,
-            handler_duration_seconds,
-            group_state,
-            alert_level,
-            consumer_fatal_error,
-            telemetry_events_received_total,
-            group_protocol,
-            consumer_member_state,
+            // The consumer protocol's member: epochs, reconciliations, the static member's wait.
             member_epoch: int_gauge(&r, "mooring_member_epoch", "consumer protocol: the member's epoch (the group epoch it caught up with; 0 while it rejoins); -1 for none or a classic member (mooring_group_generation is the classic generation)."),
             reconciliations_total: counter(&r, "mooring_reconciliations_total", "consumer protocol: reconciliations the member acknowledged (a new target assignment applied; an epoch bump that moves none of its partitions needs none, but its first after a join is one even if empty); those that moved partitions count in mooring_rebalances_total."),
             reconcile_duration_seconds: hist(&r, "mooring_reconcile_duration_seconds", "consumer protocol: a reconciliation, from the heartbeat answer carrying the new assignment to its acknowledgement.", REBALANCE_BUCKETS),
-            reconcile_phase_duration_seconds,
             reconcile_partitions_moved: hist(&r, "mooring_reconcile_partitions_moved", "consumer protocol: partitions one reconciliation moved for this member (revoked + added), per epoch bump.", MOVED_BUCKETS),
             instance_id_unreleased_wait_seconds: gauge(&r, "mooring_instance_id_unreleased_wait_seconds", "consumer protocol: seconds this static member has waited for its group.instance.id, still held by the process it replaces (UNRELEASED_INSTANCE_ID); 0 when not waiting."),
             instance_id_unreleased_attempts_total: counter(&r, "mooring_instance_id_unreleased_attempts_total", "consumer protocol: heartbeats refused with UNRELEASED_INSTANCE_ID."),
+            // What the consumer fetched, by broker and rack.
             fetch: FetchMetrics::new(&r, register)
                 .unwrap_or_else(|e| unreachable_metric("mooring_fetch_*", e)),
             registry: r,
@@ -459,6 +488,17 @@ impl HandlerDurations {
             desc,
             latest: Mutex::new(None),
         }
+    }
+
+    /// A new one, registered (as its collector) in `registry`.
+    fn register(registry: &Registry) -> Arc<HandlerDurations> {
+        let durations = Arc::new(HandlerDurations::new());
+        register(
+            registry,
+            Self::NAME,
+            Box::new(HandlerCollector(Arc::clone(&durations))),
+        );
+        durations
     }
 
     /// Takes the snapshot's figures (ignored when the bucket count does not match this build's).
