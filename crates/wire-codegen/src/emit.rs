@@ -397,7 +397,29 @@ impl Gen<'_> {
         }
     }
 
+    /// The struct with its doc, its `Default`, and an impl holding `min_encoded_size` (when
+    /// needed), `decode_from` and `encode_into`.
     fn emit_struct(&self, out: &mut String) -> Result<(), String> {
+        self.emit_struct_doc(out);
+        let derive_default = self.derives_default()?;
+        self.emit_declaration(out, derive_default);
+        if !derive_default {
+            self.emit_default_impl(out)?;
+        }
+        out!(out, "impl {} {{", self.s.name);
+        if self.min_size {
+            self.emit_min_encoded_size(out);
+        }
+        let tagged = self.tagged_fields();
+        self.emit_decode_from(out, &tagged)?;
+        self.emit_encode_into(out, &tagged)?;
+        out!(out, "}}\n");
+        Ok(())
+    }
+
+    /// The struct's doc comment: a message names its API key and versions; a nested struct the
+    /// message (or both messages, when shared) it is part of.
+    fn emit_struct_doc(&self, out: &mut String) {
         let s = self.s;
         let msg = self.msg;
         if s.is_message {
@@ -428,12 +450,20 @@ impl Gen<'_> {
                 s.context.describe()
             );
         }
-        let mut derive_default = true;
-        for f in &s.fields {
-            if !is_rust_default(f)? {
-                derive_default = false;
-            }
+    }
+
+    /// Whether every field's default is the one `#[derive(Default)]` gives.
+    fn derives_default(&self) -> Result<bool, String> {
+        let mut all = true;
+        for f in &self.s.fields {
+            all &= is_rust_default(f)?;
         }
+        Ok(all)
+    }
+
+    /// The derives and the struct definition: its fields and the unknown tagged fields.
+    fn emit_declaration(&self, out: &mut String, derive_default: bool) {
+        let s = self.s;
         if derive_default {
             out!(out, "#[derive(Debug, Clone, PartialEq, Default)]");
         } else {
@@ -447,32 +477,41 @@ impl Gen<'_> {
         out!(out, "    /// Tagged fields this crate does not know, as (tag, raw value); written back unchanged.");
         out!(out, "    pub unknown_tagged_fields: Vec<(u32, Bytes)>,");
         out!(out, "}}\n");
-        if !derive_default {
-            out!(out, "impl Default for {} {{", s.name);
-            out!(out, "    fn default() -> Self {{");
-            out!(out, "        Self {{");
-            for f in &s.fields {
-                out!(out, "            {}: {},", f.rust_name, default_expr(f)?);
-            }
-            out!(out, "            unknown_tagged_fields: Vec::new(),");
-            out!(out, "        }}\n    }}\n}}\n");
-        }
+    }
 
-        // Decoding.
-        out!(out, "impl {} {{", s.name);
-        if self.min_size {
-            self.emit_min_encoded_size(out);
+    /// A hand-written `Default` with Kafka's defaults, for a struct that cannot derive one.
+    fn emit_default_impl(&self, out: &mut String) -> Result<(), String> {
+        let s = self.s;
+        out!(out, "impl Default for {} {{", s.name);
+        out!(out, "    fn default() -> Self {{");
+        out!(out, "        Self {{");
+        for f in &s.fields {
+            out!(out, "            {}: {},", f.rust_name, default_expr(f)?);
         }
+        out!(out, "            unknown_tagged_fields: Vec::new(),");
+        out!(out, "        }}\n    }}\n}}\n");
+        Ok(())
+    }
+
+    /// The tagged fields in tag order, the order they are matched in and written in.
+    fn tagged_fields(&self) -> Vec<&Field> {
+        let mut tagged: Vec<&Field> = self.s.fields.iter().filter(|f| f.tag.is_some()).collect();
+        tagged.sort_by_key(|f| f.tag);
+        tagged
+    }
+
+    /// `decode_from`: the untagged fields in order, then the tagged fields section, whose known
+    /// tags fill their fields and whose other tags are kept as unknown.
+    fn emit_decode_from(&self, out: &mut String, tagged: &[&Field]) -> Result<(), String> {
+        let s = self.s;
         out!(out, "    fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {{");
         out!(
             out,
             "        let flexible = {}::is_flexible(version);",
-            msg.name
+            self.msg.name
         );
-        let mut tagged: Vec<&Field> = Vec::new();
         for f in &s.fields {
             if f.tag.is_some() {
-                tagged.push(f);
                 out!(
                     out,
                     "        let mut {} = {};",
@@ -492,7 +531,20 @@ impl Gen<'_> {
                 ),
             }
         }
-        tagged.sort_by_key(|f| f.tag);
+        self.emit_read_tagged(out, tagged);
+        out!(out, "        Ok((input, Self {{");
+        for f in &s.fields {
+            out!(out, "            {},", f.rust_name);
+        }
+        out!(out, "            unknown_tagged_fields,");
+        out!(out, "        }}))");
+        out!(out, "    }}\n");
+        Ok(())
+    }
+
+    /// The loop over the tagged fields section: a known tag (at a version that has it) is read
+    /// into its field, any other kept in `unknown_tagged_fields`.
+    fn emit_read_tagged(&self, out: &mut String, tagged: &[&Field]) {
         out!(out, "        let mut unknown_tagged_fields = Vec::new();");
         out!(out, "        let (input, raw_tagged) = if flexible {{ primitives::tagged_fields(input)? }} else {{ (input, Vec::new()) }};");
         out!(out, "        for (tag, value) in raw_tagged {{");
@@ -503,9 +555,9 @@ impl Gen<'_> {
             );
         } else {
             out!(out, "            match tag {{");
-            for f in &tagged {
+            for f in tagged {
                 let tag = f.tag.unwrap_or_default();
-                let guard = match f.tagged.condition(s.context) {
+                let guard = match f.tagged.condition(self.s.context) {
                     None => String::new(),
                     Some(c) => format!(" if {c}"),
                 };
@@ -524,72 +576,77 @@ impl Gen<'_> {
             out!(out, "            }}");
         }
         out!(out, "        }}");
-        out!(out, "        Ok((input, Self {{");
-        for f in &s.fields {
-            out!(out, "            {},", f.rust_name);
-        }
-        out!(out, "            unknown_tagged_fields,");
-        out!(out, "        }}))");
-        out!(out, "    }}\n");
+    }
 
-        // Encoding.
+    /// `encode_into`: the untagged fields in order, then the tagged fields section (known fields
+    /// that differ from their default, merged with the unknown ones).
+    fn emit_encode_into(&self, out: &mut String, tagged: &[&Field]) -> Result<(), String> {
+        let s = self.s;
         out!(out, "    fn encode_into(&self, buf: &mut BytesMut, version: i16) -> Result<(), EncodeError> {{");
         out!(
             out,
             "        let flexible = {}::is_flexible(version);",
-            msg.name
+            self.msg.name
         );
         for f in s.fields.iter().filter(|f| f.tag.is_none()) {
             let v = format!("self.{}", f.rust_name);
             let write = self.write_field(f, &v);
             match f.versions.condition(s.context) {
                 None => out!(out, "        {write}"),
-                Some(cond) => {
-                    out!(
-                        out,
-                        "        if {cond} {{ {write} }} else if {} {{",
-                        non_default(f, &v)?
-                    );
-                    out!(
-                        out,
-                        "            return Err({}.not_at_version());\n        }}",
-                        self.at(f)
-                    );
-                }
+                Some(cond) => self.emit_only_at(out, f, &cond, &write, &v)?,
             }
         }
-        if tagged.is_empty() {
-            out!(out, "        write_tagged_fields(buf, flexible, Vec::new(), &self.unknown_tagged_fields, at(NAME_{}, version, {:?}))", self.msg_const(), self.unknown_label());
+        let known = if tagged.is_empty() {
+            "Vec::new()"
         } else {
-            out!(out, "        let mut known = Vec::new();");
-            for f in &tagged {
-                let v = format!("self.{}", f.rust_name);
-                let tag = f.tag.unwrap_or_default();
-                let body = format!(
-                    "if {} {{ let mut value = BytesMut::new(); {{ let buf = &mut value; {} }} known.push(({tag}, value)); }}",
-                    non_default(f, &v)?,
-                    self.write_field(f, &v)
-                );
-                match f.tagged.condition(s.context) {
-                    None => out!(out, "        {body}"),
-                    Some(cond) => {
-                        out!(
-                            out,
-                            "        if {cond} {{ {body} }} else if {} {{",
-                            non_default(f, &v)?
-                        );
-                        out!(
-                            out,
-                            "            return Err({}.not_at_version());\n        }}",
-                            self.at(f)
-                        );
-                    }
-                }
-            }
-            out!(out, "        write_tagged_fields(buf, flexible, known, &self.unknown_tagged_fields, at(NAME_{}, version, {:?}))", self.msg_const(), self.unknown_label());
-        }
+            self.emit_write_known_tagged(out, tagged)?;
+            "known"
+        };
+        out!(out, "        write_tagged_fields(buf, flexible, {known}, &self.unknown_tagged_fields, at(NAME_{}, version, {:?}))", self.msg_const(), self.unknown_label());
         out!(out, "    }}");
-        out!(out, "}}\n");
+        Ok(())
+    }
+
+    /// Collects into `known` the (tag, value) of every tagged field that differs from its
+    /// default.
+    fn emit_write_known_tagged(&self, out: &mut String, tagged: &[&Field]) -> Result<(), String> {
+        out!(out, "        let mut known = Vec::new();");
+        for f in tagged {
+            let v = format!("self.{}", f.rust_name);
+            let tag = f.tag.unwrap_or_default();
+            let body = format!(
+                "if {} {{ let mut value = BytesMut::new(); {{ let buf = &mut value; {} }} known.push(({tag}, value)); }}",
+                non_default(f, &v)?,
+                self.write_field(f, &v)
+            );
+            match f.tagged.condition(self.s.context) {
+                None => out!(out, "        {body}"),
+                Some(cond) => self.emit_only_at(out, f, &cond, &body, &v)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// `write` where `cond` (the versions that have the field) holds; elsewhere a value `v` other
+    /// than the default is an encoding error naming the field.
+    fn emit_only_at(
+        &self,
+        out: &mut String,
+        f: &Field,
+        cond: &str,
+        write: &str,
+        v: &str,
+    ) -> Result<(), String> {
+        out!(
+            out,
+            "        if {cond} {{ {write} }} else if {} {{",
+            non_default(f, v)?
+        );
+        out!(
+            out,
+            "            return Err({}.not_at_version());\n        }}",
+            self.at(f)
+        );
         Ok(())
     }
 
