@@ -196,6 +196,8 @@ fn format(paths: &[PathBuf]) -> Result<(), String> {
     }
 }
 
+/// `messages/mod.rs`: the module doc and imports, one module and re-export per API, the `ApiKey`
+/// enum with its methods, then the shared helpers of `templates/support.rs`.
 fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
     let mut s = String::new();
     s.push_str(
@@ -208,6 +210,15 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
          //! See <https://kafka.apache.org/protocol#protocol_messages> and KIP-482 for flexible versions.\n\n",
     );
     s.push_str("use bytes::{BufMut, Bytes, BytesMut};\n\nuse crate::primitives::{self, PResult};\nuse crate::{DecodeError, EncodeError};\n\n");
+    api_modules(&mut s, pairs);
+    api_key_enum(&mut s, pairs);
+    api_key_impl(&mut s, pairs);
+    s.push_str(include_str!("../templates/support.rs"));
+    s
+}
+
+/// `pub mod` for every API, then the re-exports of its request and response.
+fn api_modules(s: &mut String, pairs: &[(&str, Message, Message)]) {
     for (api, _, _) in pairs {
         let _ = writeln!(s, "pub mod {};", module_name(api));
     }
@@ -221,6 +232,10 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
             resp.name
         );
     }
+}
+
+/// The `ApiKey` enum: one variant per API, its discriminant the API key.
+fn api_key_enum(s: &mut String, pairs: &[(&str, Message, Message)]) {
     s.push_str("\n/// The APIs this crate implements, with their Kafka API keys.\n");
     s.push_str(
         "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]\npub enum ApiKey {\n",
@@ -234,7 +249,13 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
         );
         let _ = writeln!(s, "    {api} = {},", req.api_key);
     }
-    s.push_str("}\n\nimpl ApiKey {\n");
+    s.push_str("}\n\n");
+}
+
+/// `impl ApiKey`: `ALL`, `from_i16`, `code`, the per-API tables (name, versions, first flexible
+/// version) and `is_flexible`.
+fn api_key_impl(s: &mut String, pairs: &[(&str, Message, Message)]) {
+    s.push_str("impl ApiKey {\n");
     let _ = writeln!(
         s,
         "    /// Every API this crate implements, by key.\n    pub const ALL: [ApiKey; {}] = [",
@@ -252,40 +273,33 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
     s.push_str(
         "    /// The wire value.\n    pub fn code(self) -> i16 {\n        self as i16\n    }\n\n",
     );
-    let table =
-        |s: &mut String, doc: &str, name: &str, ty: &str, f: &dyn Fn(&Message) -> String| {
-            let _ = writeln!(
-                s,
-                "    /// {doc}\n    pub fn {name}(self) -> {ty} {{\n        match self {{"
-            );
-            for (api, req, _) in pairs {
-                let _ = writeln!(s, "            ApiKey::{api} => {},", f(req));
-            }
-            s.push_str("        }\n    }\n\n");
-        };
-    table(
-        &mut s,
+    api_key_table(
+        s,
+        pairs,
         "Kafka's name for the API, e.g. `JoinGroup`.",
         "name",
         "&'static str",
         &|m| format!("{:?}", m.name.trim_end_matches("Request")),
     );
-    table(
-        &mut s,
+    api_key_table(
+        s,
+        pairs,
         "The lowest request version this crate implements.",
         "min_version",
         "i16",
         &|m| m.valid.min().unwrap_or(0).to_string(),
     );
-    table(
-        &mut s,
+    api_key_table(
+        s,
+        pairs,
         "The highest request version this crate implements.",
         "max_version",
         "i16",
         &|m| m.valid.0.map_or(-1, |v| v.1).to_string(),
     );
-    table(
-        &mut s,
+    api_key_table(
+        s,
+        pairs,
         "The first flexible request version (KIP-482), if any.",
         "flexible_min_version",
         "Option<i16>",
@@ -297,8 +311,25 @@ fn mod_file(pairs: &[(&str, Message, Message)]) -> String {
     s.push_str(
         "    /// Whether requests (and responses) of this API are flexible at `version`.\n    pub fn is_flexible(self, version: i16) -> bool {\n        self.flexible_min_version().is_some_and(|first| version >= first)\n    }\n}\n\n",
     );
-    s.push_str(include_str!("../templates/support.rs"));
-    s
+}
+
+/// A method `name` of `ApiKey` returning `ty`: a match giving each API `value` of its request.
+fn api_key_table(
+    s: &mut String,
+    pairs: &[(&str, Message, Message)],
+    doc: &str,
+    name: &str,
+    ty: &str,
+    value: &dyn Fn(&Message) -> String,
+) {
+    let _ = writeln!(
+        s,
+        "    /// {doc}\n    pub fn {name}(self) -> {ty} {{\n        match self {{"
+    );
+    for (api, req, _) in pairs {
+        let _ = writeln!(s, "            ApiKey::{api} => {},", value(req));
+    }
+    s.push_str("        }\n    }\n\n");
 }
 
 fn readme_table(pairs: &[(&str, Message, Message)]) -> String {
