@@ -19,12 +19,8 @@ use mooring_wire::consumer_protocol::{
 
 use super::sticky_core::{self, Flavor, Tp};
 use super::{
-    normalize, to_assignments, Assignor, Member, MemberSubscription, PartitionsPerTopic,
-    RebalanceProtocol,
+    normalize, Assignor, Member, MemberSubscription, PartitionsPerTopic, RebalanceProtocol,
 };
-
-/// The protocol name.
-pub(crate) const NAME: &str = "cooperative-sticky";
 
 /// Java's `CooperativeStickyAssignor` (`cooperative-sticky`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,7 +28,7 @@ pub struct CooperativeStickyAssignor;
 
 impl Assignor for CooperativeStickyAssignor {
     fn name(&self) -> &'static str {
-        NAME
+        "cooperative-sticky"
     }
 
     fn protocol(&self) -> RebalanceProtocol {
@@ -61,13 +57,7 @@ impl Assignor for CooperativeStickyAssignor {
                 list.retain(|x| x != tp);
             }
         }
-        to_assignments(
-            &members,
-            outcome
-                .assignment
-                .iter()
-                .flat_map(|(&m, list)| list.iter().map(move |&(t, p)| (m, t, p))),
-        )
+        outcome.to_assignments(&members)
     }
 }
 

@@ -77,13 +77,13 @@ pub trait Assignor: Send + Sync + std::fmt::Debug {
 
 /// The assignor with Java's protocol `name`, if we implement it.
 pub fn by_name(name: &str) -> Option<Box<dyn Assignor>> {
-    match name {
-        range::NAME => Some(Box::new(RangeAssignor)),
-        roundrobin::NAME => Some(Box::new(RoundRobinAssignor)),
-        sticky::NAME => Some(Box::new(StickyAssignor)),
-        cooperative_sticky::NAME => Some(Box::new(CooperativeStickyAssignor)),
-        _ => None,
-    }
+    let builtin: [Box<dyn Assignor>; 4] = [
+        Box::new(RangeAssignor),
+        Box::new(RoundRobinAssignor),
+        Box::new(StickyAssignor),
+        Box::new(CooperativeStickyAssignor),
+    ];
+    builtin.into_iter().find(|a| a.name() == name)
 }
 
 /// A member as the assignors use it: its subscription with the topics de-duplicated.

@@ -26,16 +26,13 @@ use super::{
     MemberSubscription, PartitionsPerTopic,
 };
 
-/// The protocol name.
-pub(crate) const NAME: &str = "range";
-
 /// Java's `RangeAssignor` (`range`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RangeAssignor;
 
 impl Assignor for RangeAssignor {
     fn name(&self) -> &'static str {
-        NAME
+        "range"
     }
 
     fn assign(

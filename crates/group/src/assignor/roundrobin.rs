@@ -15,16 +15,13 @@ use super::{
     PartitionsPerTopic,
 };
 
-/// The protocol name.
-pub(crate) const NAME: &str = "roundrobin";
-
 /// Java's `RoundRobinAssignor` (`roundrobin`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RoundRobinAssignor;
 
 impl Assignor for RoundRobinAssignor {
     fn name(&self) -> &'static str {
-        NAME
+        "roundrobin"
     }
 
     fn assign(

@@ -15,10 +15,7 @@ use mooring_wire::consumer_protocol::{
 };
 
 use super::sticky_core::{self, Flavor};
-use super::{normalize, to_assignments, Assignor, MemberSubscription, PartitionsPerTopic};
-
-/// The protocol name.
-pub(crate) const NAME: &str = "sticky";
+use super::{normalize, Assignor, MemberSubscription, PartitionsPerTopic};
 
 /// Java's `StickyAssignor` (`sticky`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,7 +23,7 @@ pub struct StickyAssignor;
 
 impl Assignor for StickyAssignor {
     fn name(&self) -> &'static str {
-        NAME
+        "sticky"
     }
 
     /// `StickyAssignorUserData` v1 with what the member was assigned and the generation; none
@@ -66,13 +63,7 @@ impl Assignor for StickyAssignor {
     ) -> BTreeMap<String, Assignment> {
         let members = normalize(members);
         let outcome = sticky_core::assign(Flavor::Eager, partitions_per_topic, &members);
-        to_assignments(
-            &members,
-            outcome
-                .assignment
-                .iter()
-                .flat_map(|(&m, list)| list.iter().map(move |&(t, p)| (m, t, p))),
-        )
+        outcome.to_assignments(&members)
     }
 }
 

@@ -32,7 +32,8 @@ mod racks;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mooring_wire::consumer_protocol::{
-    decode_cooperative_sticky_generation, StickyAssignorUserData, Subscription, NO_GENERATION,
+    decode_cooperative_sticky_generation, Assignment, StickyAssignorUserData, Subscription,
+    NO_GENERATION,
 };
 
 use super::{java, Member, PartitionsPerTopic};
@@ -146,6 +147,18 @@ impl<'a> Group<'a> {
 pub(crate) struct StickyAssignment<'a> {
     pub(crate) assignment: BTreeMap<&'a str, Vec<Tp<'a>>>,
     pub(crate) transferring: Option<BTreeMap<Tp<'a>, &'a str>>,
+}
+
+impl StickyAssignment<'_> {
+    /// The assignment as the group's answer: every member, with its partitions by topic.
+    pub(crate) fn to_assignments(&self, members: &[Member<'_>]) -> BTreeMap<String, Assignment> {
+        super::to_assignments(
+            members,
+            self.assignment
+                .iter()
+                .flat_map(|(&m, list)| list.iter().map(move |&(t, p)| (m, t, p))),
+        )
+    }
 }
 
 /// Java's `AbstractStickyAssignor.assignPartitions`.
