@@ -385,35 +385,61 @@ impl Ran {
     }
 }
 
+/// What an ordered lane does next, as [`Lane::before_call`] finds it.
+enum Next {
+    /// Call the handler.
+    Call,
+    /// Look again (work or a permit arrived).
+    Again,
+    /// The lane ends (closed, halted, or the engine is gone).
+    End,
+}
+
+impl<H: Dispatch> Lane<H> {
+    /// The steps before an ordered lane's next handler call: wait for work; then, unless the
+    /// next record is one its submit started (it runs even if the lane closed since, as a
+    /// running one would), end when closed or halted, and wait for a permit while the lane holds
+    /// no more than the `reserved` ones of such started records.
+    async fn before_call(&mut self, reserved: usize) -> Next {
+        if self.inbox.is_empty() {
+            self.go_idle();
+            return if self.recv().await {
+                Next::Again
+            } else {
+                Next::End
+            };
+        }
+        if self.inbox.next_is_prestarted() {
+            return Next::Call;
+        }
+        if self.state.is_closed() {
+            return Next::End;
+        }
+        if self.ctx.is_halted() {
+            self.halt().await;
+            return Next::End;
+        }
+        if self.held <= reserved {
+            return if self.acquire().await {
+                Next::Again
+            } else {
+                Next::End
+            };
+        }
+        Next::Call
+    }
+}
+
 /// Ordering `Partition`: one record at a time, awaited here.
 async fn run_ordered<H: Dispatch>(mut lane: Lane<H>) {
     loop {
-        if lane.inbox.is_empty() {
-            lane.go_idle();
-            if !lane.recv().await {
-                return;
-            }
-            continue;
+        match lane.before_call(0).await {
+            Next::Call => {}
+            Next::Again => continue,
+            Next::End => return,
         }
-        // A record its submit started runs even if the lane closed since (as a running one
-        // would); the others wait for a permit.
-        if !lane.inbox.next_is_prestarted() {
-            if lane.state.is_closed() {
-                return;
-            }
-            if lane.ctx.is_halted() {
-                lane.halt().await;
-                return;
-            }
-            if lane.held == 0 {
-                if !lane.acquire().await {
-                    return;
-                }
-                continue;
-            }
-            if !lane.state.claim() {
-                return;
-            }
+        if !lane.inbox.next_is_prestarted() && !lane.state.claim() {
+            return;
         }
         let Some(item) = lane.inbox.pop() else {
             continue;

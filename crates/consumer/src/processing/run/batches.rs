@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::error::TryRecvError;
 
-use super::{Lane, Ran};
+use super::{Lane, Next, Ran};
 use crate::processing::queue::Item;
 use crate::processing::record::record_size;
 use crate::processing::task;
@@ -22,29 +22,11 @@ pub(super) async fn run_batches<H: Dispatch>(mut lane: Lane<H>) {
     let tp = Arc::new(lane.state.tp.clone());
     let cap = lane.ctx.config.max_batch_records.max(1);
     loop {
-        if lane.inbox.is_empty() {
-            lane.go_idle();
-            if !lane.recv().await {
-                return;
-            }
-            continue;
-        }
-        // A record its submit started runs even if the lane closed since (as a running one
-        // would); without one the batch waits for a permit.
-        if !lane.inbox.next_is_prestarted() {
-            if lane.state.is_closed() {
-                return;
-            }
-            if lane.ctx.is_halted() {
-                lane.halt().await;
-                return;
-            }
-            if lane.held <= lane.inbox.prestarted() {
-                if !lane.acquire().await {
-                    return;
-                }
-                continue;
-            }
+        // Records their submits started hold permits of their own: the batch needs one more.
+        match lane.before_call(lane.inbox.prestarted()).await {
+            Next::Call => {}
+            Next::Again => continue,
+            Next::End => return,
         }
         lane.absorb_ready();
         let items = lane.take_batch(cap);
