@@ -11,16 +11,19 @@
 //! while metadata catches up) are retried with back-off until `default.api.timeout.ms`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use mooring_wire::consumer_protocol::{Assignment, Subscription};
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::offset_fetch::OffsetFetchResponse;
+use mooring_wire::messages::ListOffsetsResponse;
 use mooring_wire::primitives::Uuid;
 
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::metadata::Metadata;
 use crate::offsets::{OffsetAndMetadata, OffsetAndTimestamp, OffsetSpec};
 use crate::requests;
 use crate::topic::TopicPartition;
@@ -130,7 +133,7 @@ fn member(
 
 impl Client {
     /// TOPIC_AUTHORIZATION_FAILED in `metadata` for one of `topics`: the typed refusal.
-    fn readable(&self, topics: &[String], metadata: &crate::metadata::Metadata) -> Result<()> {
+    fn readable(&self, topics: &[String], metadata: &Metadata) -> Result<()> {
         let denied = metadata.unauthorized_topics(topics);
         if denied.is_empty() {
             return Ok(());
@@ -150,13 +153,7 @@ impl Client {
         Fut: std::future::Future<Output = Result<T>>,
     {
         let deadline = Instant::now() + self.config().default_api_timeout;
-        let retry = crate::conn::Backoff {
-            base: self.config().retry_backoff,
-            max: self
-                .config()
-                .retry_backoff_max
-                .max(self.config().retry_backoff),
-        };
+        let retry = self.retry_backoff();
         let mut failures = 0;
         loop {
             match attempt().await {
@@ -269,13 +266,7 @@ impl Client {
         group: &str,
         partitions: Option<&[TopicPartition]>,
     ) -> Result<BTreeMap<TopicPartition, OffsetAndMetadata>> {
-        let by_topic: Option<BTreeMap<String, Vec<i32>>> = partitions.map(|list| {
-            let mut map: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-            for tp in list {
-                map.entry(tp.topic.clone()).or_default().push(tp.partition);
-            }
-            map
-        });
+        let by_topic = partitions.map(partitions_by_topic);
         // OffsetFetch v10 names topics by id (KIP-848): know the ids of the topics asked for.
         let mut metadata = match &by_topic {
             Some(topics) => {
@@ -289,91 +280,102 @@ impl Client {
             .values()
             .map(|t| (t.name.clone(), t.id))
             .collect();
-
-        let response = self
-            .with_retries("OffsetFetch", || async {
-                let response = self
-                    .call_coordinator(group, |version| {
-                        requests::offset_fetch(version, group, by_topic.as_ref(), &ids)
-                    })
-                    .await?;
-                match ErrorCode::from(offset_fetch_error(&response, group)) {
-                    ErrorCode::None => Ok(response),
-                    code => {
-                        if is_coordinator_move(code) {
-                            self.forget_coordinator(group);
-                        }
-                        Err(Error::from_code(
-                            "OffsetFetch",
-                            code,
-                            None,
-                            group,
-                            Vec::new,
-                            || self.config().principal(),
-                        ))
-                    }
-                }
-            })
-            .await?;
-
+        let response = self.offset_fetch(group, by_topic.as_ref(), &ids).await?;
         let mut out = BTreeMap::new();
-        let rows = offset_fetch_rows(response, group);
-        for row in rows {
-            let OffsetRow {
-                name,
-                id,
-                partition,
-                offset,
-                leader_epoch,
-                metadata: meta,
-                code,
-            } = row;
-            let name = if name.is_empty() && !id.is_nil() {
-                let known = metadata
-                    .topics
-                    .values()
-                    .find(|t| t.id == id)
-                    .map(|t| t.name.clone());
-                match known {
-                    Some(n) => n,
-                    None => {
-                        metadata = self.refresh_metadata().await?;
-                        match metadata.topics.values().find(|t| t.id == id) {
-                            Some(t) => t.name.clone(),
-                            None => continue, // deleted since the commit
-                        }
-                    }
-                }
-            } else {
-                name
+        for row in offset_fetch_rows(response, group) {
+            let Some(row) = self.with_topic_name(&mut metadata, row).await? else {
+                continue; // deleted since the commit
             };
-            match ErrorCode::from(code) {
-                ErrorCode::None => {}
-                ErrorCode::UnknownTopicOrPartition => continue,
+            if let Some((tp, committed)) = self.committed_offset(group, row)? {
+                out.insert(tp, committed);
+            }
+        }
+        Ok(out)
+    }
+
+    /// OffsetFetch to `group`'s coordinator, retried as [`Client::with_retries`] says; a
+    /// coordinator that moved is forgotten, so the next attempt finds the new one.
+    async fn offset_fetch(
+        &self,
+        group: &str,
+        by_topic: Option<&BTreeMap<String, Vec<i32>>>,
+        ids: &BTreeMap<String, Uuid>,
+    ) -> Result<OffsetFetchResponse> {
+        self.with_retries("OffsetFetch", || async {
+            let response = self
+                .call_coordinator(group, |version| {
+                    requests::offset_fetch(version, group, by_topic, ids)
+                })
+                .await?;
+            match ErrorCode::from(offset_fetch_error(&response, group)) {
+                ErrorCode::None => Ok(response),
                 code => {
-                    return Err(Error::from_code(
+                    if is_coordinator_move(code) {
+                        self.forget_coordinator(group);
+                    }
+                    Err(Error::from_code(
                         "OffsetFetch",
                         code,
                         None,
                         group,
-                        || vec![name],
+                        Vec::new,
                         || self.config().principal(),
                     ))
                 }
             }
-            if offset < 0 {
-                continue; // no commit for this partition
-            }
-            out.insert(
-                TopicPartition::new(name, partition),
-                OffsetAndMetadata {
-                    offset,
-                    leader_epoch: epoch(leader_epoch),
-                    metadata: meta.unwrap_or_default(),
-                },
-            );
+        })
+        .await
+    }
+
+    /// `row` with its topic's name. A v10+ row names its topic by id only: the name comes from
+    /// `metadata`, refreshed once when the id is not in it; `None` when the topic is still unknown
+    /// (deleted since the commit).
+    async fn with_topic_name(
+        &self,
+        metadata: &mut Arc<Metadata>,
+        row: OffsetRow,
+    ) -> Result<Option<OffsetRow>> {
+        if !row.name.is_empty() || row.id.is_nil() {
+            return Ok(Some(row));
         }
-        Ok(out)
+        if topic_name(metadata, row.id).is_none() {
+            *metadata = self.refresh_metadata().await?;
+        }
+        Ok(topic_name(metadata, row.id).map(|name| OffsetRow { name, ..row }))
+    }
+
+    /// What `row` says is committed: `None` for a partition without a commit or one the
+    /// coordinator does not know (UNKNOWN_TOPIC_OR_PARTITION); another code fails the look-up.
+    fn committed_offset(
+        &self,
+        group: &str,
+        row: OffsetRow,
+    ) -> Result<Option<(TopicPartition, OffsetAndMetadata)>> {
+        match ErrorCode::from(row.code) {
+            ErrorCode::None => {}
+            ErrorCode::UnknownTopicOrPartition => return Ok(None),
+            code => {
+                return Err(Error::from_code(
+                    "OffsetFetch",
+                    code,
+                    None,
+                    group,
+                    || vec![row.name],
+                    || self.config().principal(),
+                ))
+            }
+        }
+        if row.offset < 0 {
+            return Ok(None); // no commit for this partition
+        }
+        Ok(Some((
+            TopicPartition::new(row.name, row.partition),
+            OffsetAndMetadata {
+                offset: row.offset,
+                leader_epoch: epoch(row.leader_epoch),
+                metadata: row.metadata.unwrap_or_default(),
+            },
+        )))
     }
 
     /// Offsets of `partitions` per `spec` (ListOffsets to each partition's leader, read
@@ -388,6 +390,11 @@ impl Client {
 
     /// As [`Client::list_offsets`], with `read_committed` choosing the isolation level (the last
     /// stable offset instead of the high watermark for `Latest`).
+    ///
+    /// Rounds of requests, one to each leader, until every partition has its offset: after a
+    /// round that left some without one, the last retriable error of the round is waited out
+    /// (a back-off, fresh metadata) until `default.api.timeout.ms`, and any other error ends the
+    /// look-up.
     pub async fn list_offsets_with(
         &self,
         partitions: &[TopicPartition],
@@ -407,87 +414,9 @@ impl Client {
         let mut metadata = self.refresh_topics(&topics).await?;
         self.readable(&topics, &metadata)?;
         loop {
-            let mut by_leader: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
-            let mut last_error = None;
-            for tp in &todo {
-                match metadata.leader_for(&tp.topic, tp.partition) {
-                    Some((leader, _)) => by_leader.entry(leader).or_default().push(tp.clone()),
-                    None => {
-                        last_error = Some(broker_error(
-                            "ListOffsets",
-                            if metadata.topics.contains_key(&tp.topic) {
-                                ErrorCode::LeaderNotAvailable
-                            } else {
-                                ErrorCode::UnknownTopicOrPartition
-                            },
-                            Some(format!("{tp}: no leader known")),
-                        ))
-                    }
-                }
-            }
-            for (leader, tps) in by_leader {
-                let mut grouped: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-                for tp in &tps {
-                    grouped
-                        .entry(tp.topic.clone())
-                        .or_default()
-                        .push(tp.partition);
-                }
-                let timeout = self.config().request_timeout;
-                let result = self
-                    .send_to(leader, |version| {
-                        requests::list_offsets(
-                            version,
-                            &grouped,
-                            spec.timestamp(),
-                            read_committed,
-                            timeout,
-                        )
-                    })
-                    .await;
-                let response = match result {
-                    Ok(r) => r,
-                    Err(e) if e.is_retriable() => {
-                        last_error = Some(e);
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                };
-                for t in response.topics {
-                    for p in t.partitions {
-                        let tp = TopicPartition::new(t.name.clone(), p.partition_index);
-                        if !todo.contains(&tp) {
-                            continue;
-                        }
-                        match ErrorCode::from(p.error_code) {
-                            ErrorCode::None => {
-                                out.insert(
-                                    tp.clone(),
-                                    OffsetAndTimestamp {
-                                        offset: p.offset,
-                                        timestamp: p.timestamp,
-                                        leader_epoch: epoch(p.leader_epoch),
-                                    },
-                                );
-                            }
-                            code if code.is_retriable() => {
-                                last_error =
-                                    Some(broker_error("ListOffsets", code, Some(tp.to_string())));
-                            }
-                            code => {
-                                return Err(Error::from_code(
-                                    "ListOffsets",
-                                    code,
-                                    Some(tp.to_string()),
-                                    "",
-                                    || vec![tp.topic.clone()],
-                                    || self.config().principal(),
-                                ))
-                            }
-                        }
-                    }
-                }
-            }
+            let last_error = self
+                .list_offsets_round(&metadata, &todo, spec, read_committed, &mut out)
+                .await?;
             todo.retain(|tp| !out.contains_key(tp));
             if todo.is_empty() {
                 return Ok(out);
@@ -503,20 +432,142 @@ impl Client {
                 return Err(error);
             }
             failures += 1;
-            tokio::time::sleep(
-                crate::conn::Backoff {
-                    base: self.config().retry_backoff,
-                    max: self
-                        .config()
-                        .retry_backoff_max
-                        .max(self.config().retry_backoff),
-                }
-                .delay(failures),
-            )
-            .await;
+            tokio::time::sleep(self.retry_backoff().delay(failures)).await;
             metadata = self.refresh_topics(&topics).await?;
         }
     }
+
+    /// One round of ListOffsets: a request to the leader of each partition of `todo` that
+    /// `metadata` knows one for, the offsets found added to `out`. Returns the round's last
+    /// retriable error (a partition without a leader, a leader that could not be asked, a
+    /// retriable partition code), for the next round to get past; fails at once on another.
+    async fn list_offsets_round(
+        &self,
+        metadata: &Metadata,
+        todo: &BTreeSet<TopicPartition>,
+        spec: OffsetSpec,
+        read_committed: bool,
+        out: &mut BTreeMap<TopicPartition, OffsetAndTimestamp>,
+    ) -> Result<Option<Error>> {
+        let (by_leader, mut last_error) = partitions_by_leader(metadata, todo);
+        for (leader, tps) in by_leader {
+            let grouped = partitions_by_topic(&tps);
+            let timeout = self.config().request_timeout;
+            let result = self
+                .send_to(leader, |version| {
+                    requests::list_offsets(
+                        version,
+                        &grouped,
+                        spec.timestamp(),
+                        read_committed,
+                        timeout,
+                    )
+                })
+                .await;
+            match result {
+                Ok(response) => {
+                    if let Some(error) = self.read_list_offsets(response, todo, out)? {
+                        last_error = Some(error);
+                    }
+                }
+                Err(e) if e.is_retriable() => last_error = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(last_error)
+    }
+
+    /// One leader's ListOffsets answer: the offsets of the partitions of `todo` go into `out`.
+    /// Returns the answer's last retriable partition error; fails on another code.
+    fn read_list_offsets(
+        &self,
+        response: ListOffsetsResponse,
+        todo: &BTreeSet<TopicPartition>,
+        out: &mut BTreeMap<TopicPartition, OffsetAndTimestamp>,
+    ) -> Result<Option<Error>> {
+        let mut retriable = None;
+        for t in response.topics {
+            for p in t.partitions {
+                let tp = TopicPartition::new(t.name.clone(), p.partition_index);
+                if !todo.contains(&tp) {
+                    continue;
+                }
+                match ErrorCode::from(p.error_code) {
+                    ErrorCode::None => {
+                        out.insert(
+                            tp,
+                            OffsetAndTimestamp {
+                                offset: p.offset,
+                                timestamp: p.timestamp,
+                                leader_epoch: epoch(p.leader_epoch),
+                            },
+                        );
+                    }
+                    code if code.is_retriable() => {
+                        retriable = Some(broker_error("ListOffsets", code, Some(tp.to_string())));
+                    }
+                    code => {
+                        return Err(Error::from_code(
+                            "ListOffsets",
+                            code,
+                            Some(tp.to_string()),
+                            "",
+                            || vec![tp.topic.clone()],
+                            || self.config().principal(),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(retriable)
+    }
+}
+
+/// Partition numbers by topic, in the order given: how OffsetFetch and ListOffsets requests name
+/// partitions.
+fn partitions_by_topic(partitions: &[TopicPartition]) -> BTreeMap<String, Vec<i32>> {
+    let mut map: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for tp in partitions {
+        map.entry(tp.topic.clone()).or_default().push(tp.partition);
+    }
+    map
+}
+
+/// The partitions of `todo` by the leader `metadata` names for each, and the error of the last
+/// one it names none for: LEADER_NOT_AVAILABLE, or UNKNOWN_TOPIC_OR_PARTITION for a topic it
+/// does not know (yet).
+fn partitions_by_leader(
+    metadata: &Metadata,
+    todo: &BTreeSet<TopicPartition>,
+) -> (BTreeMap<i32, Vec<TopicPartition>>, Option<Error>) {
+    let mut by_leader: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
+    let mut no_leader = None;
+    for tp in todo {
+        match metadata.leader_for(&tp.topic, tp.partition) {
+            Some((leader, _)) => by_leader.entry(leader).or_default().push(tp.clone()),
+            None => {
+                no_leader = Some(broker_error(
+                    "ListOffsets",
+                    if metadata.topics.contains_key(&tp.topic) {
+                        ErrorCode::LeaderNotAvailable
+                    } else {
+                        ErrorCode::UnknownTopicOrPartition
+                    },
+                    Some(format!("{tp}: no leader known")),
+                ))
+            }
+        }
+    }
+    (by_leader, no_leader)
+}
+
+/// The name of the topic with `id` in `metadata`.
+fn topic_name(metadata: &Metadata, id: Uuid) -> Option<String> {
+    metadata
+        .topics
+        .values()
+        .find(|t| t.id == id)
+        .map(|t| t.name.clone())
 }
 
 /// One partition of an OffsetFetch answer, whichever version's shape it came in.

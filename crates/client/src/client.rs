@@ -179,6 +179,12 @@ impl Client {
         &self.inner.config
     }
 
+    /// The back-off between retries of a request: from `retry.backoff.ms`, doubling up to
+    /// `retry.backoff.max.ms` (never below the former).
+    pub(crate) fn retry_backoff(&self) -> Backoff {
+        self.inner.retry
+    }
+
     /// How many connection attempts this client started (each TCP connect counts).
     pub fn connection_attempts(&self) -> u64 {
         self.inner.pool.attempts()
