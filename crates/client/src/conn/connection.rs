@@ -1,5 +1,6 @@
 //! One broker connection: a cloneable [`Connection`] handle and one background task that owns the
-//! socket.
+//! socket ([`super::task`]). This file is the handle's side: versions, correlation ids, encoding,
+//! the in-flight limit and each request's timeout.
 //!
 //! Callers encode their request (with a fresh correlation id) and hand the whole frame to the task
 //! over a bounded channel; the task registers the waiter, then writes the frame in one piece, so a
@@ -19,19 +20,18 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
-use mooring_wire::frame::{
-    decode_response, encode_request, peek_correlation_id, peek_frame_size, split_frame,
-};
+use bytes::{Bytes, BytesMut};
+use mooring_wire::frame::{decode_response, encode_request};
 use mooring_wire::messages::Request;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use super::memory::{FrameMemory, LARGE_FRAME};
-use super::pending::{Delivered, Pending, Waiter};
+use super::memory::FrameMemory;
+use super::pending::Waiter;
+use super::task::{run, Outgoing, State};
 use super::versions::VersionTable;
 use crate::error::{Error, Result};
 
@@ -45,40 +45,8 @@ pub(crate) struct ConnSettings {
     pub request_timeout: Duration,
     pub max_frame_size: usize,
     pub max_in_flight: usize,
-    /// Where frames of [`LARGE_FRAME`] bytes and more are read into (the fetcher's budget).
+    /// Where frames of [`LARGE_FRAME`](super::memory::LARGE_FRAME) bytes and more are read into (the fetcher's budget).
     pub frame_memory: Option<Arc<FrameMemory>>,
-}
-
-struct Outgoing {
-    correlation_id: i32,
-    frame: Bytes,
-    waiter: Waiter,
-}
-
-/// What the task and the handles share: the error the connection died of.
-#[derive(Debug, Default)]
-struct State {
-    failure: Mutex<Option<Error>>,
-    /// Wakes the task to close the connection (after a request timed out).
-    kill: tokio::sync::Notify,
-}
-
-impl State {
-    fn failure(&self) -> Option<Error> {
-        self.failure.lock().ok().and_then(|f| f.clone())
-    }
-
-    fn fail(&self, error: Error) {
-        if let Ok(mut f) = self.failure.lock() {
-            f.get_or_insert(error);
-        }
-    }
-
-    /// Marks the connection failed and makes the task close it.
-    fn kill(&self, error: Error) {
-        self.fail(error);
-        self.kill.notify_one();
-    }
 }
 
 struct Inner {
@@ -374,194 +342,6 @@ impl Connection {
     }
 }
 
-fn io_error(broker: &str, source: std::io::Error) -> Error {
-    Error::Io {
-        broker: broker.to_string(),
-        source: Arc::new(source),
-    }
-}
-
-fn invalid_data(broker: &str, message: String) -> Error {
-    io_error(
-        broker,
-        std::io::Error::new(std::io::ErrorKind::InvalidData, message),
-    )
-}
-
-/// What the read buffer holds next.
-enum Next {
-    /// A whole frame.
-    Frame(Bytes),
-    /// The start of a frame of this size to read into the frame memory.
-    Large(usize, Arc<FrameMemory>),
-}
-
-/// The next frame in `buf`, or the announcement of a large one (with `memory`), or `None` when
-/// more bytes must be read first.
-fn next_frame(
-    buf: &mut BytesMut,
-    max_frame_size: usize,
-    memory: Option<&Arc<FrameMemory>>,
-) -> std::result::Result<Option<Next>, mooring_wire::frame::FrameError> {
-    if let Some(memory) = memory {
-        if let Some(size) = peek_frame_size(buf, max_frame_size)? {
-            if size >= LARGE_FRAME {
-                return Ok(Some(Next::Large(size, Arc::clone(memory))));
-            }
-        }
-    }
-    Ok(split_frame(buf, max_frame_size)?.map(Next::Frame))
-}
-
-/// Reads a frame of `size` bytes (its size prefix at the front of `buf`) into a buffer of the
-/// frame memory: what `buf` already holds of it first, then the rest straight from the socket.
-async fn read_large_frame<R: AsyncRead + Unpin>(
-    reader: &mut R,
-    buf: &mut BytesMut,
-    size: usize,
-    memory: &Arc<FrameMemory>,
-) -> std::io::Result<Bytes> {
-    buf.advance(4);
-    let mut frame = memory.frame(size);
-    let have = buf.len().min(size);
-    let out = frame.as_mut_slice();
-    out[..have].copy_from_slice(&buf[..have]);
-    buf.advance(have);
-    reader.read_exact(&mut out[have..]).await?;
-    Ok(frame.freeze())
-}
-
-/// Hands a response frame to the request waiting for it.
-fn deliver(pending: &Mutex<Pending>, broker: &str, frame: Bytes) -> Result<()> {
-    let correlation_id =
-        peek_correlation_id(&frame).map_err(|e| invalid_data(broker, e.to_string()))?;
-    let delivered = match pending.lock() {
-        Ok(mut p) => p.complete(correlation_id, frame),
-        Err(_) => Delivered::Unknown,
-    };
-    match delivered {
-        Delivered::Handed => Ok(()),
-        Delivered::Discarded(api) => {
-            tracing::debug!(
-                broker,
-                api,
-                correlation_id,
-                "response for an abandoned request discarded"
-            );
-            Ok(())
-        }
-        Delivered::Unknown => Err(invalid_data(
-            broker,
-            format!("response with unknown correlation id {correlation_id}"),
-        )),
-    }
-}
-
-/// The connection task: a writer and a reader running side by side until one of them fails or
-/// every handle is gone.
-async fn run<S>(
-    stream: S,
-    mut rx: mpsc::Receiver<Outgoing>,
-    state: Arc<State>,
-    broker: String,
-    max_frame_size: usize,
-    memory: Option<Arc<FrameMemory>>,
-) where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
-{
-    let (mut reader, mut writer) = tokio::io::split(stream);
-    let pending = Mutex::new(Pending::default());
-    let broker = broker.as_str();
-
-    let outcome = {
-        let write_loop = async {
-            while let Some(out) = rx.recv().await {
-                if out.waiter.reply.is_closed() {
-                    // The caller gave up before its frame was written: nothing goes on the wire.
-                    continue;
-                }
-                let registered = match pending.lock() {
-                    Ok(mut p) => p.insert(out.correlation_id, out.waiter),
-                    Err(_) => false,
-                };
-                if !registered {
-                    return Err(Error::Io {
-                        broker: broker.to_string(),
-                        source: Arc::new(std::io::Error::other(format!(
-                            "correlation id {} already in flight",
-                            out.correlation_id
-                        ))),
-                    });
-                }
-                writer
-                    .write_all(&out.frame)
-                    .await
-                    .map_err(|e| io_error(broker, e))?;
-                writer.flush().await.map_err(|e| io_error(broker, e))?;
-            }
-            Ok::<(), Error>(())
-        };
-
-        let read_loop = async {
-            let mut buf = BytesMut::with_capacity(64 * 1024);
-            loop {
-                while let Some(frame) = next_frame(&mut buf, max_frame_size, memory.as_ref())
-                    .map_err(|e| invalid_data(broker, e.to_string()))?
-                {
-                    let frame = match frame {
-                        Next::Frame(frame) => frame,
-                        Next::Large(size, memory) => {
-                            read_large_frame(&mut reader, &mut buf, size, &memory)
-                                .await
-                                .map_err(|e| match e.kind() {
-                                    std::io::ErrorKind::UnexpectedEof => Error::Disconnected {
-                                        broker: broker.to_string(),
-                                    },
-                                    _ => io_error(broker, e),
-                                })?
-                        }
-                    };
-                    deliver(&pending, broker, frame)?;
-                }
-                // Make room for the frame being read, but never more than the limit allows (the
-                // size prefix was checked by next_frame above).
-                if let Some(prefix) = buf.first_chunk::<4>() {
-                    let want = 4 + i32::from_be_bytes(*prefix).max(0) as usize;
-                    buf.reserve(want.saturating_sub(buf.len()).min(max_frame_size + 4));
-                } else {
-                    buf.reserve(8 * 1024);
-                }
-                let n = reader
-                    .read_buf(&mut buf)
-                    .await
-                    .map_err(|e| io_error(broker, e))?;
-                if n == 0 {
-                    return Err(Error::Disconnected {
-                        broker: broker.to_string(),
-                    });
-                }
-            }
-        };
-
-        tokio::select! {
-            r = write_loop => r,
-            r = read_loop => r,
-        }
-    };
-    let error = match outcome {
-        Ok(()) => Error::Closed,
-        Err(e) => {
-            tracing::debug!(broker, error = %e, "connection closed");
-            e
-        }
-    };
-    state.fail(error.clone());
-    let guard = pending.lock();
-    if let Ok(mut p) = guard {
-        p.fail_all(&error);
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -571,7 +351,7 @@ mod tests {
     use super::*;
     use bytes::{Buf, BufMut};
     use mooring_wire::messages::{HeartbeatRequest, HeartbeatResponse, Message};
-    use tokio::io::DuplexStream;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
     fn settings(max_frame_size: usize, timeout_ms: u64) -> ConnSettings {
         ConnSettings {
@@ -581,53 +361,6 @@ mod tests {
             max_in_flight: 16,
             frame_memory: None,
         }
-    }
-
-    #[tokio::test]
-    async fn a_large_frame_is_read_into_the_frame_memory_and_counted_while_alive() {
-        let memory = FrameMemory::new(1 << 20);
-        let body: Vec<u8> = (0..LARGE_FRAME + 5000).map(|i| (i % 251) as u8).collect();
-        let mut wire = (body.len() as u32).to_be_bytes().to_vec();
-        wire.extend_from_slice(&body);
-        // The read buffer holds the size prefix and the first 1000 bytes, the rest is on the socket.
-        let mut buf = BytesMut::from(&wire[..1004]);
-        let (mut ours, mut peer) = tokio::io::duplex(1 << 16);
-        let rest = wire[1004..].to_vec();
-        let writer = tokio::spawn(async move { peer.write_all(&rest).await.unwrap() });
-        let Some(Next::Large(size, m)) = next_frame(&mut buf, 1 << 20, Some(&memory)).unwrap()
-        else {
-            panic!("a frame of {} bytes is large", body.len());
-        };
-        assert_eq!(size, body.len());
-        let frame = read_large_frame(&mut ours, &mut buf, size, &m)
-            .await
-            .unwrap();
-        writer.await.unwrap();
-        assert_eq!(&frame[..], &body[..]);
-        assert!(buf.is_empty());
-        assert!(memory.in_use() >= body.len());
-        drop(frame);
-        assert_eq!(memory.in_use(), 0);
-    }
-
-    #[test]
-    fn small_frames_and_connections_without_memory_use_the_read_buffer() {
-        let memory = FrameMemory::new(1 << 20);
-        let mut wire = 10u32.to_be_bytes().to_vec();
-        wire.extend_from_slice(&[9; 10]);
-        let mut buf = BytesMut::from(&wire[..]);
-        let Some(Next::Frame(frame)) = next_frame(&mut buf, 1 << 20, Some(&memory)).unwrap() else {
-            panic!("a small frame is split off the read buffer");
-        };
-        assert_eq!(&frame[..], &[9; 10]);
-        let mut big = ((LARGE_FRAME + 1) as u32).to_be_bytes().to_vec();
-        big.resize(4 + LARGE_FRAME + 1, 1);
-        let mut buf = BytesMut::from(&big[..]);
-        assert!(matches!(
-            next_frame(&mut buf, 1 << 20, None).unwrap(),
-            Some(Next::Frame(f)) if f.len() == LARGE_FRAME + 1
-        ));
-        assert_eq!(memory.in_use(), 0);
     }
 
     fn connection(max_frame_size: usize, timeout_ms: u64) -> (Connection, DuplexStream) {

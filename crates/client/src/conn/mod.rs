@@ -22,6 +22,7 @@ mod pending;
 mod pool;
 pub(crate) mod sasl;
 pub(crate) mod scram;
+mod task;
 pub(crate) mod tls;
 mod versions;
 
