@@ -37,8 +37,8 @@ use bytes::Bytes;
 use mooring_client::conn::{FrameMemory, MAP_GRAIN};
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{
-    BatchItem, BatchReader, Compression, ControlRecordType, RawBatch, Record, RecordsError,
-    RecordsErrorKind,
+    BatchHeader, BatchItem, BatchReader, BufferPool, Compression, ControlRecordType, RawBatch,
+    Record, RecordsError, RecordsErrorKind,
 };
 
 use crate::processing::BatchInfo;
@@ -143,102 +143,163 @@ pub(crate) fn extract(
     aborted: Option<&[AbortedTransaction]>,
     inflation: &mut Inflation,
 ) -> Result<Extracted, RecordsError> {
-    let position = window.position;
-    let mut out = Extracted {
-        records: Vec::new(),
-        next_offset: position,
-        leader_epoch: None,
-        batches: Vec::new(),
-        decompressed: 0,
-        deferred: false,
-    };
     let memory = Arc::clone(&inflation.memory);
     let pool = memory.decompression();
-    let mut pending_aborts: VecDeque<(i64, i64)> = aborted
-        .unwrap_or_default()
-        .iter()
-        .map(|a| (a.first_offset, a.producer_id))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut aborted_producers: BTreeSet<i64> = BTreeSet::new();
-    let read_committed = aborted.is_some();
-    let mut previous_last = None;
-
+    let mut extraction = Extraction {
+        window,
+        out: Extracted {
+            records: Vec::new(),
+            next_offset: window.position,
+            leader_epoch: None,
+            batches: Vec::new(),
+            decompressed: 0,
+            deferred: false,
+        },
+        aborts: aborted.map(Aborts::new),
+        previous_last: None,
+        inflation,
+    };
     for item in BatchReader::new(bytes).with_context(topic, partition) {
-        let batch = match item {
-            Ok(BatchItem::Batch(batch)) => batch,
-            Ok(BatchItem::Incomplete { .. }) => break,
-            Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
-            Err(_) => break,
+        let step = match item {
+            Ok(BatchItem::Batch(batch)) => extraction.take(&batch, &pool),
+            Ok(BatchItem::Incomplete { .. }) => Ok(Step::Stop),
+            Err(e) => Err(e),
         };
-        if let Some(e) = implausible(&batch, window, previous_last) {
-            if out.next_offset == position && out.records.is_empty() {
-                return Err(e);
-            }
-            break;
+        match step {
+            Ok(Step::Next) => {}
+            Ok(Step::Stop) => break,
+            // Nothing taken yet: the fetcher sees the error; else the records before it count.
+            Err(e) if extraction.nothing_taken() => return Err(e),
+            Err(_) => break,
+        }
+    }
+    let mut out = extraction.out;
+    out.decompressed = pool.decompressed();
+    Ok(out)
+}
+
+/// Whether an extraction goes on to the next batch.
+enum Step {
+    Next,
+    /// The batch ends the extraction (cut off at the end, or deferred for the budget).
+    Stop,
+}
+
+/// One extraction under way: what it took so far and what it tracks from batch to batch.
+struct Extraction<'a> {
+    window: OffsetWindow,
+    out: Extracted,
+    /// The aborted transactions, under `read_committed` only.
+    aborts: Option<Aborts>,
+    /// The last offset of the batch before, which the next must come after.
+    previous_last: Option<i64>,
+    inflation: &'a mut Inflation,
+}
+
+impl Extraction<'_> {
+    /// Nothing was taken yet: the position has not moved and no record was kept.
+    fn nothing_taken(&self) -> bool {
+        self.out.next_offset == self.window.position && self.out.records.is_empty()
+    }
+
+    /// Takes one batch: its records at or after the position, none of a control batch or an
+    /// aborted transaction (whose offsets are passed all the same). An error is a batch that
+    /// cannot be read or cannot be where it is.
+    fn take(&mut self, batch: &RawBatch, pool: &impl BufferPool) -> Result<Step, RecordsError> {
+        if let Some(e) = implausible(batch, self.window, self.previous_last) {
+            return Err(e);
         }
         let header = *batch.header();
-        previous_last = Some(header.last_offset());
-        let advance = |out: &mut Extracted| {
-            out.next_offset = out.next_offset.max(header.next_offset());
-            if header.partition_leader_epoch >= 0 {
-                out.leader_epoch = Some(header.partition_leader_epoch);
-            }
-        };
-        if read_committed && header.producer_id >= 0 {
-            while let Some(&(first, pid)) = pending_aborts.front() {
-                if first > header.last_offset() {
-                    break;
-                }
-                aborted_producers.insert(pid);
-                pending_aborts.pop_front();
-            }
-            if header.is_control() {
-                let abort = matches!(
-                    batch.control_record(),
-                    Ok(Some(c)) if c.kind == ControlRecordType::Abort
-                );
-                if abort {
-                    aborted_producers.remove(&header.producer_id);
-                }
-            } else if header.is_transactional() && aborted_producers.contains(&header.producer_id) {
-                advance(&mut out);
-                continue;
-            }
-        }
-        if header.is_control() {
-            advance(&mut out);
-            continue;
+        self.previous_last = Some(header.last_offset());
+        let aborted = self.aborts.as_mut().is_some_and(|a| a.skips(batch));
+        if aborted || header.is_control() {
+            self.out.pass(&header);
+            return Ok(Step::Next);
         }
         let compressed = header
             .attributes
             .compression()
             .is_some_and(|c| c != Compression::None);
-        if compressed && !inflation.admits() {
-            out.deferred = true;
-            break;
+        if compressed && !self.inflation.admits() {
+            self.out.deferred = true;
+            return Ok(Step::Stop);
         }
-        let before = out.records.len();
-        match batch.records_into(&mut out.records, &pool) {
-            Ok(()) => {}
-            Err(e) if out.next_offset == position && out.records.is_empty() => return Err(e),
-            Err(_) => break,
-        }
+        let position = self.window.position;
+        let records = &mut self.out.records;
+        let before = records.len();
+        batch.records_into(records, pool)?;
         // The first batch may start before the position.
-        if out.records[before..].iter().any(|r| r.offset < position) {
-            let batch_records = out.records.split_off(before);
-            out.records
-                .extend(batch_records.into_iter().filter(|r| r.offset >= position));
+        if records[before..].iter().any(|r| r.offset < position) {
+            let batch_records = records.split_off(before);
+            records.extend(batch_records.into_iter().filter(|r| r.offset >= position));
         }
-        if out.records.len() > before {
-            out.batches
+        if records.len() > before {
+            self.out
+                .batches
                 .push((header.last_offset(), BatchInfo::from(&header)));
         }
-        advance(&mut out);
+        self.out.pass(&header);
+        Ok(Step::Next)
     }
-    out.decompressed = pool.decompressed();
-    Ok(out)
+}
+
+impl Extracted {
+    /// Moves the position past the batch of `header`, and takes its leader epoch when stamped.
+    fn pass(&mut self, header: &BatchHeader) {
+        self.next_offset = self.next_offset.max(header.next_offset());
+        if header.partition_leader_epoch >= 0 {
+            self.leader_epoch = Some(header.partition_leader_epoch);
+        }
+    }
+}
+
+/// The aborted transactions of a `read_committed` answer, met in offset order (KIP-98).
+struct Aborts {
+    /// (first offset, producer id) of the aborted transactions not reached yet, in offset order.
+    pending: VecDeque<(i64, i64)>,
+    /// The producers inside an aborted transaction: reached, their ABORT marker not yet.
+    producers: BTreeSet<i64>,
+}
+
+impl Aborts {
+    fn new(aborted: &[AbortedTransaction]) -> Aborts {
+        Aborts {
+            pending: aborted
+                .iter()
+                .map(|a| (a.first_offset, a.producer_id))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            producers: BTreeSet::new(),
+        }
+    }
+
+    /// Whether `batch` belongs to an aborted transaction, to be skipped; follows the
+    /// transactions it reaches and the ABORT markers that end them.
+    fn skips(&mut self, batch: &RawBatch) -> bool {
+        let header = batch.header();
+        if header.producer_id < 0 {
+            return false;
+        }
+        while let Some(&(first, pid)) = self.pending.front() {
+            if first > header.last_offset() {
+                break;
+            }
+            self.producers.insert(pid);
+            self.pending.pop_front();
+        }
+        if header.is_control() {
+            let abort = matches!(
+                batch.control_record(),
+                Ok(Some(c)) if c.kind == ControlRecordType::Abort
+            );
+            if abort {
+                self.producers.remove(&header.producer_id);
+            }
+            return false;
+        }
+        header.is_transactional() && self.producers.contains(&header.producer_id)
+    }
 }
 
 #[cfg(test)]
