@@ -26,7 +26,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
 use mooring_consumer::processing::{
-    Batch, BatchInfo, Batches, ConsumerRecord, Dispatch, ProcessingConfig, ProcessingEngine,
+    Batch, BatchInfo, Batches, ConsumerRecord, Dispatch, FetchedBatch, FetchedRecords,
+    ProcessingConfig, ProcessingEngine,
 };
 use mooring_consumer::TopicPartition;
 use mooring_wire::records::Record;
@@ -40,9 +41,6 @@ const RECORDS_PER_ITER: u64 = PARTITIONS as u64 * PER_PARTITION as u64;
 /// Timed runs for the summary, and iterations per run.
 const RUNS: usize = 7;
 const ITERS_PER_RUN: u64 = 40;
-
-/// One partition's share of a fetch round: its records and their batches' last offsets.
-type Fetched = (Vec<Record>, Vec<(i64, BatchInfo)>);
 
 /// This thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`, nanoseconds).
 fn thread_cpu() -> Duration {
@@ -81,7 +79,7 @@ struct Bench<H: Dispatch> {
 
 impl<H: Dispatch> Bench<H> {
     /// One fetch round's records and batches, per partition.
-    fn round(&mut self) -> Vec<Fetched> {
+    fn round(&mut self) -> Vec<FetchedRecords> {
         let base = self.next;
         self.next += PER_PARTITION;
         (0..PARTITIONS)
@@ -90,19 +88,22 @@ impl<H: Dispatch> Bench<H> {
                     .map(|o| Record::new(o, 1_764_460_800_000 + o, None, Some(self.value.clone())))
                     .collect();
                 let batches = (0..PER_PARTITION / PER_BATCH + 1)
-                    .map(|b| (base + (b + 1) * PER_BATCH - 1, BatchInfo::default()))
+                    .map(|b| FetchedBatch {
+                        last_offset: base + (b + 1) * PER_BATCH - 1,
+                        info: BatchInfo::default(),
+                    })
                     .collect();
-                (records, batches)
+                FetchedRecords { records, batches }
             })
             .collect()
     }
 
     /// Submits one round and waits until it has finished.
-    async fn run(&self, round: Vec<Fetched>) {
-        for (tp, (records, batches)) in self.partitions.iter().zip(round) {
+    async fn run(&self, round: Vec<FetchedRecords>) {
+        for (tp, fetched) in self.partitions.iter().zip(round) {
             let submitted = self
                 .engine
-                .submit_batches(tp, records, &batches)
+                .submit_fetched(tp, fetched)
                 .expect("partition added");
             assert!(submitted.rejected.is_empty(), "the window holds a round");
         }

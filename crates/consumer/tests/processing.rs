@@ -1021,7 +1021,7 @@ async fn guarantees_hold_on_a_multi_thread_runtime() {
 
 #[tokio::test(start_paused = true)]
 async fn records_take_their_batchs_header_facts() {
-    use mooring_consumer::processing::{BatchInfo, TimestampType};
+    use mooring_consumer::processing::{BatchInfo, FetchedBatch, FetchedRecords, TimestampType};
 
     type Facts = (i64, i64, TimestampType, Option<i32>);
     let seen: Arc<Mutex<Vec<Facts>>> = Arc::default();
@@ -1057,7 +1057,22 @@ async fn records_take_their_batchs_header_facts() {
         .map(|o| Record::new(o, 100 + o, None, None))
         .collect();
     engine
-        .submit_batches(&tp(0), batch, &[(2, appended), (6, created)])
+        .submit_fetched(
+            &tp(0),
+            FetchedRecords {
+                records: batch,
+                batches: vec![
+                    FetchedBatch {
+                        last_offset: 2,
+                        info: appended,
+                    },
+                    FetchedBatch {
+                        last_offset: 6,
+                        info: created,
+                    },
+                ],
+            },
+        )
         .expect("accepted");
     // Without batches (a plain submit): create time, no epoch.
     engine

@@ -724,7 +724,7 @@ impl<H: Dispatch> Fetcher<H> {
             }
         };
         self.errors.succeeded(&tp);
-        let read = extracted.records.len();
+        let read = extracted.fetched.records.len();
         let mut next = FetchPosition {
             offset: extracted.next_offset,
             leader_epoch: extracted.leader_epoch.or(position.leader_epoch),
@@ -737,10 +737,12 @@ impl<H: Dispatch> Fetcher<H> {
             let expansion = (extracted.decompressed as f64 / wire_bytes as f64).clamp(1.0, 16.0);
             self.expansion = 0.75 * self.expansion + 0.25 * expansion;
         }
-        if !extracted.records.is_empty() {
-            self.record_sizes
-                .insert(tp.clone(), wire_bytes.div_ceil(extracted.records.len()));
-            match self.submit(&tp, extracted.records, &extracted.batches) {
+        if !extracted.fetched.records.is_empty() {
+            self.record_sizes.insert(
+                tp.clone(),
+                wire_bytes.div_ceil(extracted.fetched.records.len()),
+            );
+            match self.submit(&tp, extracted.fetched) {
                 Handed::Until(first_rejected) => {
                     next = FetchPosition {
                         offset: first_rejected,
@@ -792,13 +794,8 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// Hands records to the engine (see [`Handed`]).
-    fn submit(
-        &self,
-        tp: &TopicPartition,
-        records: Vec<mooring_wire::records::Record>,
-        batches: &[(i64, crate::processing::BatchInfo)],
-    ) -> Handed {
-        match self.engine.submit_batches(tp, records, batches) {
+    fn submit(&self, tp: &TopicPartition, fetched: crate::processing::FetchedRecords) -> Handed {
+        match self.engine.submit_fetched(tp, fetched) {
             Ok(submitted) => match submitted.rejected.first() {
                 Some(r) => Handed::Until(r.offset),
                 None => Handed::All,

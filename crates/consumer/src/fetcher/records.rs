@@ -38,23 +38,21 @@ use mooring_client::conn::{FrameMemory, MAP_GRAIN};
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::{
     BatchHeader, BatchItem, BatchReader, BufferPool, Compression, ControlRecordType, RawBatch,
-    Record, RecordsError, RecordsErrorKind,
+    RecordsError, RecordsErrorKind,
 };
 
-use crate::processing::BatchInfo;
+use crate::processing::{FetchedBatch, FetchedRecords};
 
 /// What one partition's bytes yield.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Extracted {
-    /// The records to hand to the engine, in offset order, all at or after the position.
-    pub records: Vec<Record>,
+    /// The records to hand to the engine with their batches, in offset order, all at or after
+    /// the position (what [`ProcessingEngine::submit_fetched`](crate::processing::ProcessingEngine::submit_fetched) takes).
+    pub fetched: FetchedRecords,
     /// The position after consuming all of them (past skipped control and aborted batches).
     pub next_offset: i64,
     /// The leader epoch of the last batch consumed (KIP-320), when the broker stamped one.
     pub leader_epoch: Option<i32>,
-    /// For each batch that gave records, its last offset and header facts, in offset order
-    /// (what [`ProcessingEngine::submit_batches`](crate::processing::ProcessingEngine::submit_batches) takes).
-    pub batches: Vec<(i64, BatchInfo)>,
     /// Bytes the compressed batches decompressed to.
     pub decompressed: usize,
     /// A compressed batch was left for a later fetch: the budget had no room for it.
@@ -148,10 +146,9 @@ pub(crate) fn extract(
     let mut extraction = Extraction {
         window,
         out: Extracted {
-            records: Vec::new(),
+            fetched: FetchedRecords::default(),
             next_offset: window.position,
             leader_epoch: None,
-            batches: Vec::new(),
             decompressed: 0,
             deferred: false,
         },
@@ -199,7 +196,7 @@ struct Extraction<'a> {
 impl Extraction<'_> {
     /// Nothing was taken yet: the position has not moved and no record was kept.
     fn nothing_taken(&self) -> bool {
-        self.out.next_offset == self.window.position && self.out.records.is_empty()
+        self.out.next_offset == self.window.position && self.out.fetched.records.is_empty()
     }
 
     /// Takes one batch: its records at or after the position, none of a control batch or an
@@ -225,7 +222,7 @@ impl Extraction<'_> {
             return Ok(Step::Stop);
         }
         let position = self.window.position;
-        let records = &mut self.out.records;
+        let records = &mut self.out.fetched.records;
         let before = records.len();
         batch.records_into(records, pool)?;
         // The first batch may start before the position.
@@ -234,9 +231,7 @@ impl Extraction<'_> {
             records.extend(batch_records.into_iter().filter(|r| r.offset >= position));
         }
         if records.len() > before {
-            self.out
-                .batches
-                .push((header.last_offset(), BatchInfo::from(&header)));
+            self.out.fetched.batches.push(FetchedBatch::from(&header));
         }
         self.out.pass(&header);
         Ok(Step::Next)
@@ -351,7 +346,7 @@ mod tests {
         assert_eq!(offsets(&e).first(), Some(&10));
         assert!(memory.in_use() >= 100_000, "counted: {}", memory.in_use());
         assert!(e.decompressed > 100_000, "decompressed {}", e.decompressed);
-        let one = e.records[5].clone();
+        let one = e.fetched.records[5].clone();
         drop(e);
         assert!(memory.in_use() >= 100_000, "a record keeps its batch");
         drop(one);
@@ -392,7 +387,7 @@ mod tests {
         let mut inflation = Inflation::new(&memory, bytes.len());
         let rest = inflating(20, 2);
         let more = super::extract(rest, "t", 0, at(20), None, &mut inflation).expect("ok");
-        assert!(more.records.is_empty() && more.deferred);
+        assert!(more.fetched.records.is_empty() && more.deferred);
         assert_eq!(more.next_offset, 20);
         drop((e, more));
         assert_eq!(memory.in_use(), 0);
@@ -401,7 +396,10 @@ mod tests {
         let small = FrameMemory::new(BATCH / 10);
         let mut inflation = Inflation::new(&small, bytes.len());
         let e = super::extract(bytes.clone(), "t", 0, at(0), None, &mut inflation).expect("ok");
-        assert_eq!((e.records.len(), e.next_offset, e.deferred), (10, 10, true));
+        assert_eq!(
+            (e.fetched.records.len(), e.next_offset, e.deferred),
+            (10, 10, true)
+        );
         drop(e);
 
         // The answer's own frame fills the budget: its first batch is still decompressed.
@@ -430,7 +428,7 @@ mod tests {
     }
 
     fn offsets(e: &Extracted) -> Vec<i64> {
-        e.records.iter().map(|r| r.offset).collect()
+        e.fetched.records.iter().map(|r| r.offset).collect()
     }
 
     #[test]
@@ -459,14 +457,15 @@ mod tests {
         let e = extract(bytes, "t", 0, at(4), None).expect("extract");
         assert_eq!(offsets(&e), [4, 5, 6, 7, 8, 9, 10, 11]);
         let facts: Vec<(i64, TimestampType, i64, i32)> = e
+            .fetched
             .batches
             .iter()
-            .map(|(last, b)| {
+            .map(|b| {
                 (
-                    *last,
-                    b.timestamp_type,
-                    b.max_timestamp,
-                    b.partition_leader_epoch,
+                    b.last_offset,
+                    b.info.timestamp_type,
+                    b.info.max_timestamp,
+                    b.info.partition_leader_epoch,
                 )
             })
             .collect();
@@ -495,7 +494,7 @@ mod tests {
         // A marker as the last batch still moves the position past it.
         let bytes = encode(&[RecordBatch::end_txn_marker(9, 0, 3, 7, 0, true, 0)]);
         let e = extract(bytes, "t", 0, at(9), None).expect("extract");
-        assert!(e.records.is_empty());
+        assert!(e.fetched.records.is_empty());
         assert_eq!(e.next_offset, 10);
     }
 

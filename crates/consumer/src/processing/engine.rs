@@ -18,8 +18,8 @@ use super::lane::{Bounds, LaneHandle, LaneState};
 use super::run::Lane;
 use super::spans::TraceInfo;
 use super::{
-    watchdog, BatchInfo, Dispatch, EngineError, HandlerFailure, ProcessingConfig, ProcessingEvents,
-    ProcessingMetrics, SubmitError,
+    watchdog, Dispatch, EngineError, FetchedRecords, HandlerFailure, ProcessingConfig,
+    ProcessingEvents, ProcessingMetrics, SubmitError,
 };
 use crate::TopicPartition;
 use mooring_group::EventSink;
@@ -246,25 +246,23 @@ impl<H: Dispatch> ProcessingEngine<H> {
 
     /// Hands records of one partition (increasing offsets, as fetched) to the engine. Accepts the
     /// prefix that fits the partition's buffer; see [`Submitted`]. The records' batch facts are
-    /// [`BatchInfo::default`]; the fetcher uses [`submit_batches`](Self::submit_batches).
+    /// [`BatchInfo::default`]; the fetcher uses [`submit_fetched`](Self::submit_fetched).
     pub fn submit(
         &self,
         partition: &TopicPartition,
         records: Vec<Record>,
     ) -> Result<Submitted, SubmitError> {
-        self.submit_batches(partition, records, &[])
+        self.submit_fetched(partition, FetchedRecords::from(records))
     }
 
-    /// As [`submit`](Self::submit), with the batches the records came from: each batch's last
-    /// offset and its [`BatchInfo`], in offset order. A record takes the facts of the first batch
-    /// whose last offset is at or above its own (timestamp type, log-append time, leader epoch:
-    /// see [`ConsumerRecord`](super::ConsumerRecord)). The records go to the partition's lane in
-    /// one message.
-    pub fn submit_batches(
+    /// As [`submit`](Self::submit), with the batches the records came from
+    /// ([`FetchedRecords`]): each record takes its batch's facts (timestamp type, log-append
+    /// time, leader epoch: see [`ConsumerRecord`](super::ConsumerRecord)). The records go to the
+    /// partition's lane in one message.
+    pub fn submit_fetched(
         &self,
         partition: &TopicPartition,
-        records: Vec<Record>,
-        batches: &[(i64, BatchInfo)],
+        fetched: FetchedRecords,
     ) -> Result<Submitted, SubmitError> {
         let table = self.shared.read();
         if table.closed {
@@ -274,7 +272,7 @@ impl<H: Dispatch> ProcessingEngine<H> {
             .live
             .get(partition)
             .ok_or_else(|| SubmitError::UnknownPartition(partition.clone()))?;
-        lane.submit(&self.shared.ctx, records, batches)
+        lane.submit(&self.shared.ctx, fetched)
     }
 
     /// The offsets a commit may carry now, for every partition processed (not being stopped).

@@ -20,8 +20,8 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit};
 use super::context::{lock, Context};
 use super::record::record_size;
 use super::{
-    BatchInfo, OverdueHandler, PartitionMetrics, ProcessingConfig, ProcessingEvent, SubmitError,
-    Submitted,
+    FetchedRecords, OverdueHandler, PartitionMetrics, ProcessingConfig, ProcessingEvent,
+    SubmitError, Submitted,
 };
 use crate::TopicPartition;
 
@@ -59,8 +59,7 @@ impl Bounds {
 /// first record (a concurrency permit taken for it while the lane was idle).
 #[derive(Debug)]
 pub(crate) struct Msg {
-    pub(crate) records: Vec<Record>,
-    pub(crate) batches: Vec<(i64, BatchInfo)>,
+    pub(crate) fetched: FetchedRecords,
     pub(crate) permit: Option<OwnedSemaphorePermit>,
 }
 
@@ -353,9 +352,12 @@ impl LaneHandle {
     pub(crate) fn submit<H>(
         &self,
         ctx: &Context<H>,
-        mut records: Vec<Record>,
-        batches: &[(i64, BatchInfo)],
+        fetched: FetchedRecords,
     ) -> Result<Submitted, SubmitError> {
+        let FetchedRecords {
+            mut records,
+            batches,
+        } = fetched;
         let mut side = lock(&self.submit);
         check_increasing(&self.state.tp, side.last, &records)?;
         let st = &self.state;
@@ -402,8 +404,7 @@ impl LaneHandle {
             ctx.observe_in_flight();
         }
         let msg = Msg {
-            records,
-            batches: batches.to_vec(),
+            fetched: FetchedRecords { records, batches },
             permit,
         };
         if side.tx.send(msg).is_err() {

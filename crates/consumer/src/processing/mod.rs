@@ -136,5 +136,5 @@ pub use metrics::{LatencyHistogram, OverdueHandler, PartitionMetrics, Processing
 /// The wire types a [`ConsumerRecord`] exposes (headers, timestamp type), so handlers need no
 /// `mooring-wire` dependency of their own.
 pub use mooring_wire::records::{Header, HeaderKey, Headers, TimestampType};
-pub use record::{BatchInfo, ConsumerRecord};
+pub use record::{BatchInfo, ConsumerRecord, FetchedBatch, FetchedRecords};
 pub use tracker::{NotIncreasing, OffsetTracker};

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use bytes::Bytes;
 use mooring_wire::records::Record;
 
-use super::BatchInfo;
+use super::{BatchInfo, FetchedBatch, FetchedRecords};
 
 /// A record to start, with its batch's facts. `prestarted`: the submit started it (its permit
 /// came with its batch), so it is not counted as buffered.
@@ -23,7 +23,7 @@ pub(crate) struct Item {
 #[derive(Debug)]
 struct Cursor {
     records: std::vec::IntoIter<Record>,
-    batches: Vec<(i64, BatchInfo)>,
+    batches: Vec<FetchedBatch>,
     next_batch: usize,
     prestarted: bool,
 }
@@ -35,12 +35,8 @@ pub(crate) struct Inbox {
 }
 
 impl Inbox {
-    pub(crate) fn push(
-        &mut self,
-        records: Vec<Record>,
-        batches: Vec<(i64, BatchInfo)>,
-        prestarted: bool,
-    ) {
+    pub(crate) fn push(&mut self, fetched: FetchedRecords, prestarted: bool) {
+        let FetchedRecords { records, batches } = fetched;
         if !records.is_empty() {
             self.batches.push_back(Cursor {
                 records: records.into_iter(),
@@ -87,14 +83,14 @@ impl Inbox {
         while cursor
             .batches
             .get(cursor.next_batch)
-            .is_some_and(|(last, _)| *last < record.offset)
+            .is_some_and(|b| b.last_offset < record.offset)
         {
             cursor.next_batch += 1;
         }
         let batch = cursor
             .batches
             .get(cursor.next_batch)
-            .map_or_else(BatchInfo::default, |(_, b)| *b);
+            .map_or_else(BatchInfo::default, |b| b.info);
         if cursor.records.len() == 0 {
             self.batches.pop_front();
         }

@@ -53,6 +53,54 @@ impl From<&BatchHeader> for BatchInfo {
     }
 }
 
+/// Records of one partition as fetched, with the batches they came from: one value from the
+/// fetcher to the partition's lane, where each record is joined with its batch's facts.
+///
+/// ```
+/// use mooring_consumer::processing::{BatchInfo, FetchedBatch, FetchedRecords};
+/// use mooring_wire::records::Record;
+///
+/// let fetched = FetchedRecords {
+///     records: vec![Record::new(0, 1_000, None, None), Record::new(1, 1_001, None, None)],
+///     batches: vec![FetchedBatch { last_offset: 1, info: BatchInfo::default() }],
+/// };
+/// assert_eq!(fetched.records.len(), 2);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchedRecords {
+    /// The records, in offset order.
+    pub records: Vec<Record>,
+    /// Each batch that gave records, in offset order: a record takes the facts of the first one
+    /// whose last offset is at or above its own ([`BatchInfo::default`] past the last).
+    pub batches: Vec<FetchedBatch>,
+}
+
+impl From<Vec<Record>> for FetchedRecords {
+    /// Records without their batches' facts (every one [`BatchInfo::default`]).
+    fn from(records: Vec<Record>) -> Self {
+        FetchedRecords {
+            records,
+            batches: Vec::new(),
+        }
+    }
+}
+
+/// One fetched batch's facts and the last offset it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchedBatch {
+    pub last_offset: i64,
+    pub info: BatchInfo,
+}
+
+impl From<&BatchHeader> for FetchedBatch {
+    fn from(h: &BatchHeader) -> Self {
+        FetchedBatch {
+            last_offset: h.last_offset(),
+            info: BatchInfo::from(h),
+        }
+    }
+}
+
 /// One record of one partition, as handed to a [`Handler`](super::Handler).
 ///
 /// ```

@@ -95,7 +95,7 @@ impl<H: Dispatch> Lane<H> {
     }
 
     fn absorb(&mut self, msg: Msg) {
-        for r in &msg.records {
+        for r in &msg.fetched.records {
             if let Err(e) = self.tracker.track(r.offset) {
                 // The submit side refuses such batches; tracked or not, the commit cannot pass
                 // an unfinished offset below it.
@@ -108,7 +108,7 @@ impl<H: Dispatch> Lane<H> {
             p.forget();
             self.held += 1;
         }
-        self.inbox.push(msg.records, msg.batches, prestarted);
+        self.inbox.push(msg.fetched, prestarted);
     }
 
     /// Waits for the next batch; `false` once the channel is closed.
