@@ -45,8 +45,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::Parser;
 use config::{Config, Environment, File, Value, ValueKind};
 use mooring_consumer::processing::{ConsumerRecord, ProcessingEvent};
-use mooring_consumer::telemetry::TelemetryExporter;
-use mooring_consumer::{Consumer, ConsumerConfig, ConsumerEvent, GroupEventKind, TopicPartition};
+use mooring_consumer::telemetry::{ExporterHandle, TelemetryExporter};
+use mooring_consumer::{
+    Consumer, ConsumerConfig, ConsumerError, ConsumerEvent, ConsumerEvents, GroupEventKind,
+    TopicPartition,
+};
 
 /// The prefix of environment overrides: `MOORING__BOOTSTRAP_SERVERS` sets `bootstrap.servers`.
 const ENV_PREFIX: &str = "MOORING";
@@ -383,20 +386,77 @@ fn print_event(e: &ConsumerEvent) {
 }
 
 async fn serve(settings: Settings) -> ExitCode {
-    let config = match ConsumerConfig::from_properties(settings.props.iter().cloned()) {
-        Ok(config) => config,
-        Err(e) => {
-            eprintln!("orders-demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let output = match Output::open(settings.output.as_ref()) {
-        Ok(output) => Arc::new(output),
+    let started = match start(&settings) {
+        Ok(started) => started,
         Err(message) => {
             eprintln!("orders-demo: {message}");
             return ExitCode::FAILURE;
         }
     };
+    let Started {
+        consumer,
+        exporter,
+        mut events,
+        output,
+    } = started;
+    let processor = Arc::new(Processor {
+        output,
+        processed: AtomicU64::new(0),
+        consuming: AtomicBool::new(false),
+        min_ms: settings.min_ms,
+        max_ms: settings.max_ms,
+    });
+    let handler = {
+        let processor = Arc::clone(&processor);
+        move |record: ConsumerRecord| Arc::clone(&processor).process(record)
+    };
+    let run = consumer.run(handler);
+    tokio::pin!(run);
+    let result = loop {
+        tokio::select! {
+            result = &mut run => break result,
+            Some(e) = events.recv() => print_event(&e),
+        }
+    };
+    print_last_events(exporter, &mut events).await;
+    stopped(result, processor.processed.load(Ordering::Relaxed))
+}
+
+/// The consumer, subscribed and with the signals handled, its event stream, and the output.
+struct Started {
+    consumer: Consumer,
+    exporter: Option<ExporterHandle>,
+    events: ConsumerEvents,
+    output: Arc<Output>,
+}
+
+/// Builds and subscribes the consumer, starts the exporter when configured, and prints
+/// `started`; an error says what failed.
+fn start(settings: &Settings) -> Result<Started, String> {
+    let config = ConsumerConfig::from_properties(settings.props.iter().cloned())
+        .map_err(|e| e.to_string())?;
+    let output = Arc::new(Output::open(settings.output.as_ref())?);
+    let started = started_line(&config, &settings.topic);
+    let consumer = Consumer::new(config).map_err(|e| e.to_string())?;
+    consumer
+        .subscribe([settings.topic.clone()])
+        .map_err(|e| e.to_string())?;
+    // The exporter (when `mooring.telemetry.enabled`) takes each event first, then hands it on.
+    let (exporter, events) =
+        TelemetryExporter::from_config_tee(&consumer).map_err(|e| format!("telemetry: {e}"))?;
+    consumer.shutdown_handle().on_signals();
+    event(format_args!("{started}"));
+    Ok(Started {
+        consumer,
+        exporter,
+        events,
+        output,
+    })
+}
+
+/// The `started` event's text: the member's group, instance and rack, the topic, the process
+/// and where telemetry goes.
+fn started_line(config: &ConsumerConfig, topic: &str) -> String {
     let telemetry = if config.telemetry.enabled {
         config.telemetry.exporter.endpoint.clone()
     } else {
@@ -413,77 +473,58 @@ async fn serve(settings: Settings) -> ExitCode {
         .client_rack
         .clone()
         .unwrap_or_else(|| "-".into());
-    let consumer = match Consumer::new(config) {
-        Ok(consumer) => consumer,
-        Err(e) => {
-            eprintln!("orders-demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    if let Err(e) = consumer.subscribe([settings.topic.clone()]) {
-        eprintln!("orders-demo: {e}");
-        return ExitCode::FAILURE;
-    }
-    // The exporter (when `mooring.telemetry.enabled`) takes each event first, then hands it on.
-    let (exporter, mut events) = match TelemetryExporter::from_config_tee(&consumer) {
-        Ok(started) => started,
-        Err(e) => {
-            eprintln!("orders-demo: telemetry: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    consumer.shutdown_handle().on_signals();
-    event(format_args!(
-        "started group={group} instance={instance} rack={rack} topic={} pid={} \
+    format!(
+        "started group={group} instance={instance} rack={rack} topic={topic} pid={} \
          telemetry={telemetry}",
-        settings.topic,
         std::process::id()
-    ));
+    )
+}
 
-    let processed = Arc::new(AtomicU64::new(0));
-    let consuming = Arc::new(AtomicBool::new(false));
-    let (min_ms, max_ms) = (settings.min_ms, settings.max_ms);
-    let handler = {
-        let (output, processed) = (Arc::clone(&output), Arc::clone(&processed));
-        move |record: ConsumerRecord| {
-            let (output, processed, consuming) = (
-                Arc::clone(&output),
-                Arc::clone(&processed),
-                Arc::clone(&consuming),
-            );
-            async move {
-                tokio::time::sleep(latency(min_ms, max_ms, record.partition(), record.offset()))
-                    .await;
-                let value = record
-                    .value()
-                    .map_or_else(|| "-".into(), |v| String::from_utf8_lossy(v).into_owned());
-                output
-                    .write(&format!(
-                        "record {} {} {} {value} {}\n",
-                        record.topic(),
-                        record.partition(),
-                        record.offset(),
-                        unix_ms()
-                    ))
-                    .map_err(|e| format!("writing the output: {e}"))?;
-                processed.fetch_add(1, Ordering::Relaxed);
-                if !consuming.swap(true, Ordering::Relaxed) {
-                    event(format_args!("consuming"));
-                }
-                Ok::<(), String>(())
-            }
+/// What the handler shares between records: where they go, how many went, and their time.
+struct Processor {
+    output: Arc<Output>,
+    processed: AtomicU64,
+    /// Whether `consuming` was printed.
+    consuming: AtomicBool,
+    min_ms: u64,
+    max_ms: u64,
+}
+
+impl Processor {
+    /// Takes the record's processing time, then writes its line; the first record processed
+    /// prints `consuming`.
+    async fn process(self: Arc<Self>, record: ConsumerRecord) -> Result<(), String> {
+        tokio::time::sleep(latency(
+            self.min_ms,
+            self.max_ms,
+            record.partition(),
+            record.offset(),
+        ))
+        .await;
+        let value = record
+            .value()
+            .map_or_else(|| "-".into(), |v| String::from_utf8_lossy(v).into_owned());
+        self.output
+            .write(&format!(
+                "record {} {} {} {value} {}\n",
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                unix_ms()
+            ))
+            .map_err(|e| format!("writing the output: {e}"))?;
+        self.processed.fetch_add(1, Ordering::Relaxed);
+        if !self.consuming.swap(true, Ordering::Relaxed) {
+            event(format_args!("consuming"));
         }
-    };
-    let run = consumer.run(handler);
-    tokio::pin!(run);
-    let result = loop {
-        tokio::select! {
-            result = &mut run => break result,
-            Some(e) = events.recv() => print_event(&e),
-        }
-    };
-    // The last events (shutdown, left) were sent before `run` returned; the exporter's shutdown
-    // sends them (and a last snapshot) to the sidecar and hands them on, then ends the stream.
+        Ok(())
+    }
+}
+
+/// The events left once `run` returned. The last ones (shutdown, left) were sent before it did;
+/// the exporter's shutdown sends them (and a last snapshot) to the sidecar and hands them on,
+/// then ends the stream.
+async fn print_last_events(exporter: Option<ExporterHandle>, events: &mut ConsumerEvents) {
     if let Some(exporter) = exporter {
         let dropped = exporter.shutdown().await;
         while let Some(e) = events.recv().await {
@@ -495,7 +536,10 @@ async fn serve(settings: Settings) -> ExitCode {
             print_event(&e);
         }
     }
-    let processed = processed.load(Ordering::Relaxed);
+}
+
+/// `stopped`, with the fatal error if there was one, and the exit status.
+fn stopped(result: Result<(), ConsumerError>, processed: u64) -> ExitCode {
     match result {
         Ok(()) => {
             event(format_args!("stopped records={processed}"));
