@@ -393,6 +393,55 @@ struct Proxy {
 }
 
 impl Proxy {
+    fn new(proxy: FaultProxy, plan: Option<Plan>, seed: u64) -> Proxy {
+        Proxy {
+            faults: proxy.faults(),
+            proxy,
+            plan,
+            draws: Draws::new(seed),
+            paused: false,
+            running: None,
+            next: None,
+            listeners_shown: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// The timer is due: the running episode ends, or the plan's next one starts.
+    fn due(&mut self) {
+        if self.running.is_some() {
+            self.end_episode();
+        } else if let Some(episode) = self.plan.clone().and_then(|p| p.episode(&mut self.draws)) {
+            self.start_episode(episode);
+        } else {
+            self.next = None;
+        }
+    }
+
+    /// Handles what reading a line of stdin gave; the reason to stop, if it is one.
+    fn line(
+        &mut self,
+        line: std::io::Result<Option<String>>,
+        target: CorruptionTarget,
+    ) -> Option<&'static str> {
+        match line {
+            Ok(Some(line)) if line.trim().is_empty() => {}
+            Ok(Some(line)) => match parse_command(&line, target) {
+                Ok(command) => {
+                    if !self.command(command) {
+                        return Some("quit");
+                    }
+                }
+                Err(message) => say(&format!("error message={message:?}")),
+            },
+            Ok(None) => return Some("stdin closed"),
+            Err(e) => {
+                eprintln!("fault-proxy: reading stdin: {e}");
+                return Some("stdin failed");
+            }
+        }
+        None
+    }
+
     fn start_episode(&mut self, episode: Episode) {
         self.end_episode();
         let before = self.proxy.stats();
@@ -529,48 +578,15 @@ async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let target = if args.corrupt_anywhere {
-        CorruptionTarget::Anywhere
-    } else {
-        CorruptionTarget::FetchRecords
-    };
-    let plan = (!args.no_plan).then(|| Plan {
-        every: args.every.clone(),
-        kinds: args.kinds.clone(),
-        half_open: Duration::from_secs(args.half_open_secs),
-        corruption: Corruption {
-            one_in: args.corrupt_one_in.max(1),
-            target,
-        },
-    });
+    let target = args.corruption_target();
+    let plan = args.plan(target);
     say(&format!(
         "started seed={seed} bootstrap={} upstream={} plan={}",
         proxy.bootstrap(),
         args.bootstrap,
-        match &plan {
-            Some(p) => format!(
-                "every={}-{}s kinds={}",
-                p.every.start(),
-                p.every.end(),
-                p.kinds
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-            None => "none".into(),
-        }
+        describe_plan(plan.as_ref())
     ));
-    let mut state = Proxy {
-        faults: proxy.faults(),
-        proxy,
-        plan,
-        draws: Draws::new(seed),
-        paused: false,
-        running: None,
-        next: None,
-        listeners_shown: std::collections::BTreeSet::new(),
-    };
+    let mut state = Proxy::new(proxy, plan, seed);
     state.schedule_next();
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),
@@ -590,31 +606,12 @@ async fn run(args: Args) -> ExitCode {
             }
         };
         tokio::select! {
-            () = timer => {
-                if state.running.is_some() {
-                    state.end_episode();
-                } else if let Some(episode) = state.plan.clone().and_then(|p| p.episode(&mut state.draws)) {
-                    state.start_episode(episode);
-                } else {
-                    state.next = None;
+            () = timer => state.due(),
+            line = lines.next_line() => {
+                if let Some(reason) = state.line(line, target) {
+                    break reason;
                 }
             }
-            line = lines.next_line() => match line {
-                Ok(Some(line)) if line.trim().is_empty() => {}
-                Ok(Some(line)) => match parse_command(&line, target) {
-                    Ok(command) => {
-                        if !state.command(command) {
-                            break "quit";
-                        }
-                    }
-                    Err(message) => say(&format!("error message={message:?}")),
-                },
-                Ok(None) => break "stdin closed",
-                Err(e) => {
-                    eprintln!("fault-proxy: reading stdin: {e}");
-                    break "stdin failed";
-                }
-            },
             _ = poll.tick() => state.show_new_listeners(),
             _ = term.recv() => break "SIGTERM",
             _ = int.recv() => break "SIGINT",
@@ -625,6 +622,47 @@ async fn run(args: Args) -> ExitCode {
     say(&format!("stats {}", stats_line(&state.proxy.stats())));
     say(&format!("exit reason={reason:?}"));
     ExitCode::SUCCESS
+}
+
+impl Args {
+    /// What a corruption episode may flip: `--corrupt-anywhere`'s choice.
+    fn corruption_target(&self) -> CorruptionTarget {
+        if self.corrupt_anywhere {
+            CorruptionTarget::Anywhere
+        } else {
+            CorruptionTarget::FetchRecords
+        }
+    }
+
+    /// The plan the flags describe; `None` under `--no-plan`.
+    fn plan(&self, target: CorruptionTarget) -> Option<Plan> {
+        (!self.no_plan).then(|| Plan {
+            every: self.every.clone(),
+            kinds: self.kinds.clone(),
+            half_open: Duration::from_secs(self.half_open_secs),
+            corruption: Corruption {
+                one_in: self.corrupt_one_in.max(1),
+                target,
+            },
+        })
+    }
+}
+
+/// The `plan=` of the `started` line.
+fn describe_plan(plan: Option<&Plan>) -> String {
+    match plan {
+        Some(p) => format!(
+            "every={}-{}s kinds={}",
+            p.every.start(),
+            p.every.end(),
+            p.kinds
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        None => "none".into(),
+    }
 }
 
 #[cfg(test)]
