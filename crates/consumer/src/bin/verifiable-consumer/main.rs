@@ -1,0 +1,218 @@
+//! `verifiable-consumer`: Apache Kafka's `VerifiableConsumer` system-test tool
+//! (tools/src/main/java/org/apache/kafka/tools/VerifiableConsumer.java) on Mooring, with the same
+//! command line and the same JSON event lines on stdout, so Kafka's own system tests
+//! (tests/kafkatest/tests/client/consumer_test.py) can drive it, and it can stand in for the Java
+//! tool in any scenario.
+//!
+//! Java's tool polls, prints what the poll returned (`records_consumed`), commits those offsets
+//! synchronously (`offsets_committed`) and polls again. Mooring hands records to async handlers
+//! instead, so the handler here parks each record with a *reporter* task and waits: the reporter
+//! takes every parked record as one "poll", prints it, commits exactly what it printed, and only
+//! then lets the handlers finish. So no commit, ours or the runtime's (revoke, shutdown), can
+//! pass a record that was not reported, and after a clean shutdown the committed position equals
+//! the records consumed. Between `partitions_revoked` and `partitions_assigned` nothing is
+//! reported (as with Java, where both callbacks run inside one `poll`).
+//!
+//! Events (one JSON object a line, `timestamp` and `name` first): `startup_complete`,
+//! `shutdown_requested` (on SIGTERM/SIGINT, else after `shutdown_complete`, as Kafka 4.x's tool),
+//! `partitions_revoked`, `partitions_assigned`, `records_consumed`, `record_data` (`--verbose`),
+//! `offsets_committed` (without `--enable-autocommit`), `shutdown_complete` (with an extra
+//! `error` field when a fatal error ended the run, such as a fenced static member).
+//!
+//! Group protocols, as Java's tool takes them: `--group-protocol classic` (the default) sets
+//! `partition.assignment.strategy` from `--assignment-strategy` and ignores
+//! `--group-remote-assignor`; `--group-protocol consumer` (KIP-848) sets `group.remote.assignor`
+//! from `--group-remote-assignor` (the broker's default assignor without it) and ignores
+//! `--assignment-strategy`. `--session-timeout` sets `session.timeout.ms` under either, which the
+//! consumer protocol refuses (the broker sets the session timeout), as Java's consumer does.
+//!
+//! Telemetry: `mooring.telemetry.enabled=true` (and the other `mooring.telemetry.*` keys) in the
+//! `--consumer.config` file starts the exporter to a `mooring-sidecar`; off by default.
+//!
+//! Exit status: 0 after a clean shutdown (SIGTERM/SIGINT or `--max-messages` reached), 1 on a
+//! fatal error (after `shutdown_complete`) or a configuration error (before `startup_complete`).
+//!
+//! Here: the run (consumer, reporter, signals, the last events and the exit status); the command
+//! line and the properties it makes in [`args`], the JSON lines in [`events`], the reporter and
+//! the rebalance listener in [`reporter`].
+
+mod args;
+mod events;
+mod reporter;
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use mooring_consumer::processing::ConsumerRecord;
+use mooring_consumer::telemetry::TelemetryExporter;
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError, ShutdownHandle};
+use tokio::sync::{mpsc, oneshot};
+
+use args::{properties, Args};
+use events::{now_millis, print_json, Simple};
+use reporter::{Listener, Parked, Reporter, Shared, NOT_REPORTED};
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let props = match properties(&args) {
+        Ok(props) => props,
+        Err(message) => {
+            eprintln!("verifiable-consumer: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = match ConsumerConfig::from_properties(props) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("verifiable-consumer: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Logs to stderr (`RUST_LOG`), and traces over OTLP when `OTEL_EXPORTER_OTLP_*` says where;
+    // the guard flushes the last spans when `main` returns.
+    let _otel = match mooring_consumer::otel::init() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("verifiable-consumer: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One thread: handlers started in offset order run, and park their records, in that order.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("verifiable-consumer: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(args, config))
+}
+
+async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
+    let commit = !config.enable_auto_commit;
+    let consumer = match Consumer::new(config) {
+        Ok(consumer) => consumer,
+        Err(e) => {
+            eprintln!("verifiable-consumer: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // `mooring.telemetry.enabled` (in --consumer.config): export to the sidecar.
+    let exporter = match TelemetryExporter::from_config(&consumer) {
+        Ok(exporter) => exporter,
+        Err(e) => {
+            eprintln!("verifiable-consumer: telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shutdown = consumer.shutdown_handle();
+    let _signals = tokio::spawn(on_signals(shutdown.clone()));
+    let shared = Arc::new(Shared::new());
+    consumer.set_rebalance_listener(Listener {
+        shared: Arc::clone(&shared),
+    });
+
+    print_json(&Simple {
+        timestamp: now_millis(),
+        name: "startup_complete",
+        error: None,
+    });
+    if let Err(e) = consumer.subscribe([args.topic.clone()]) {
+        return finish(Some(e));
+    }
+    let (tx, parked) = mpsc::unbounded_channel();
+    let reporter = tokio::spawn(
+        Reporter {
+            consumer: consumer.clone(),
+            shared,
+            shutdown: shutdown.clone(),
+            parked,
+            verbose: args.verbose,
+            commit,
+            max_messages: u64::try_from(args.max_messages).ok(),
+            delay: Duration::from_millis(args.processing_delay_ms),
+            max_batch: args.concurrency,
+        }
+        .run(),
+    );
+    if args.max_messages == 0 {
+        shutdown.shutdown();
+    }
+    let result = consumer
+        .run(move |record: ConsumerRecord| {
+            let tx = tx.clone();
+            async move {
+                let (done, reported) = oneshot::channel();
+                tx.send(Parked { record, done })
+                    .map_err(|_| NOT_REPORTED.to_owned())?;
+                reported.await.unwrap_or_else(|_| Err(NOT_REPORTED.into()))
+            }
+        })
+        .await;
+    reporter.abort();
+    if let Some(exporter) = exporter {
+        exporter.shutdown().await;
+    }
+    finish(result.err())
+}
+
+/// SIGTERM or SIGINT: `shutdown_requested`, then a clean shutdown (as Java's shutdown hook).
+async fn on_signals(shutdown: ShutdownHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(e) => {
+            eprintln!("verifiable-consumer: cannot listen for SIGTERM: {e}");
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    print_shutdown_requested();
+    shutdown.shutdown();
+}
+
+/// Whether `shutdown_requested` was printed.
+static SHUTDOWN_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// `shutdown_requested`, once: on a signal, else at exit after `shutdown_complete` (Java prints it
+/// from its shutdown hook, which also runs when the tool ends by itself).
+fn print_shutdown_requested() {
+    if !SHUTDOWN_REQUESTED.swap(true, Ordering::SeqCst) {
+        print_json(&Simple {
+            timestamp: now_millis(),
+            name: "shutdown_requested",
+            error: None,
+        });
+    }
+}
+
+/// Prints `shutdown_complete` (with the fatal error, if any) and picks the exit status.
+fn finish(error: Option<ConsumerError>) -> ExitCode {
+    let error = error.filter(|e| {
+        !matches!(e, ConsumerError::HandlerFailed(failure) if failure.error.to_string() == NOT_REPORTED)
+    });
+    if let Some(e) = &error {
+        eprintln!("verifiable-consumer: stopped on a fatal error: {e}");
+    }
+    let failed = error.is_some();
+    print_json(&Simple {
+        timestamp: now_millis(),
+        name: "shutdown_complete",
+        error: error.map(|e| e.to_string()),
+    });
+    print_shutdown_requested();
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
