@@ -529,6 +529,35 @@ mod tests {
         assert!(!conn.is_alive());
     }
 
+    #[tokio::test]
+    async fn a_timeout_fails_the_other_calls_in_flight_and_closes_the_socket() {
+        let (conn, mut peer) = connection(1 << 20, 100);
+        // A call the peer may hold for 5 s, in flight when another one times out.
+        let held = tokio::spawn({
+            let conn = conn.clone();
+            async move {
+                conn.call_within(Duration::from_secs(5), |_| heartbeat())
+                    .await
+            }
+        });
+        read_request(&mut peer).await;
+        let timed_out = tokio::join!(conn.call(|_| heartbeat()), read_request(&mut peer)).0;
+        assert!(
+            matches!(timed_out, Err(Error::Timeout { .. })),
+            "{timed_out:?}"
+        );
+        // The held call fails with the timeout at once, not after its own 5 s.
+        let held = tokio::time::timeout(Duration::from_secs(2), held)
+            .await
+            .expect("the held call ends with the connection")
+            .unwrap();
+        assert!(matches!(held, Err(Error::Timeout { .. })), "{held:?}");
+        // The socket is closed: the peer reads the end of the stream.
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(2), peer.read_to_end(&mut rest)).await;
+        assert!(matches!(read, Ok(Ok(0))), "{read:?}");
+    }
+
     /// Polls `condition` every 5 ms; panics with `what` after 2 s.
     async fn eventually(what: &str, condition: impl Fn() -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);

@@ -56,8 +56,9 @@ impl State {
     }
 }
 
-/// The connection task: a writer and a reader running side by side until one of them fails or
-/// every handle is gone; then every waiter left fails with the error the connection ended on.
+/// The connection task: a writer and a reader running side by side until one of them fails, a
+/// handle kills the connection (a request timed out) or every handle is gone; then the socket is
+/// closed and every waiter left fails with the error the connection ended on.
 pub(super) async fn run<S>(
     stream: S,
     mut rx: mpsc::Receiver<Outgoing>,
@@ -75,6 +76,8 @@ pub(super) async fn run<S>(
     let outcome = tokio::select! {
         r = write_requests(&mut writer, &mut rx, &pending, broker) => r,
         r = read_responses(&mut reader, &pending, broker, max_frame_size, memory.as_ref()) => r,
+        // A request timed out: the connection dies of that, and so do the others in flight.
+        () = state.kill.notified() => Err(state.failure().unwrap_or(Error::Closed)),
     };
     let error = match outcome {
         Ok(()) => Error::Closed,
