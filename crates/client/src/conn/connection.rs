@@ -533,13 +533,7 @@ mod tests {
     async fn a_timeout_fails_the_other_calls_in_flight_and_closes_the_socket() {
         let (conn, mut peer) = connection(1 << 20, 100);
         // A call the peer may hold for 5 s, in flight when another one times out.
-        let held = tokio::spawn({
-            let conn = conn.clone();
-            async move {
-                conn.call_within(Duration::from_secs(5), |_| heartbeat())
-                    .await
-            }
-        });
+        let held = hold(&conn, Duration::from_secs(5));
         read_request(&mut peer).await;
         let timed_out = tokio::join!(conn.call(|_| heartbeat()), read_request(&mut peer)).0;
         assert!(
@@ -558,6 +552,15 @@ mod tests {
         assert!(matches!(read, Ok(Ok(0))), "{read:?}");
     }
 
+    /// A Heartbeat sent with its own timeout, `within`, as a coordinator may hold a JoinGroup.
+    fn hold(
+        conn: &Connection,
+        within: Duration,
+    ) -> tokio::task::JoinHandle<Result<HeartbeatResponse>> {
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.call_within(within, |_| heartbeat()).await })
+    }
+
     /// Polls `condition` every 5 ms; panics with `what` after 2 s.
     async fn eventually(what: &str, condition: impl Fn() -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
@@ -570,13 +573,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_with_its_own_timeout_outlives_the_request_timeout() {
         let (conn, mut peer) = connection(1 << 20, 100);
-        let held = tokio::spawn({
-            let conn = conn.clone();
-            async move {
-                conn.call_within(Duration::from_secs(5), |_| heartbeat())
-                    .await
-            }
-        });
+        let held = hold(&conn, Duration::from_secs(5));
         let id = read_request(&mut peer).await;
         // The peer holds the answer three times request.timeout.ms, as a coordinator holds a
         // JoinGroup.

@@ -364,15 +364,8 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// answers to heartbeats sent in it are ignored from now on.
     pub(super) fn end_membership(&mut self) {
         self.incarnation += 1;
-        self.epoch = 0;
-        self.target = None;
-        self.applied = None;
-        self.unresolved.clear();
-        self.resolve_at = None;
-        self.unacked = None;
-        self.beat.ack_due = false;
+        self.forget_epoch();
         self.beat.in_flight = None;
-        self.beat.sent.reset();
         self.chores.cancel(Chore::GoStale);
     }
 }

@@ -416,6 +416,16 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
 
     /// (Re)joins at epoch 0, with the same member id: a full heartbeat at once.
     pub(super) fn join(&mut self, cause: RebalanceCause) {
+        self.forget_epoch();
+        self.beat.urgent = true;
+        self.join_started = Some(Instant::now());
+        self.start_run(cause);
+        self.set_state(ConsumerMemberState::Joining);
+    }
+
+    /// Back to epoch 0: no target, nothing reconciled or waiting for its acknowledgement, and the
+    /// next heartbeat full (the coordinator knows nothing the last ones said).
+    fn forget_epoch(&mut self) {
         self.epoch = 0;
         self.target = None;
         self.applied = None;
@@ -424,10 +434,6 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
         self.unacked = None;
         self.beat.ack_due = false;
         self.beat.sent.reset();
-        self.beat.urgent = true;
-        self.join_started = Some(Instant::now());
-        self.start_run(cause);
-        self.set_state(ConsumerMemberState::Joining);
     }
 
     /// Starts a rebalance (event `RebalanceStarted`) unless one is under way.
