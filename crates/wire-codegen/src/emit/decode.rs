@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::min_size::min_size;
-use super::structs::Gen;
+use super::struct_gen::Gen;
 use super::types::{default_expr, is_optional};
 use crate::schema::{Field, Ty};
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::structs::Gen;
+use super::struct_gen::Gen;
 use super::types::{is_optional, non_default};
 use crate::schema::{Field, Ty};
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::structs::Gen;
+use super::struct_gen::Gen;
 use super::types::is_optional;
 use crate::schema::{Field, Message, Ty};
 

@@ -25,6 +25,7 @@ macro_rules! out {
 mod decode;
 mod encode;
 mod min_size;
+mod struct_gen;
 mod structs;
 mod test_module;
 mod types;

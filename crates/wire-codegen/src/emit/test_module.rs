@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::min_size::emit_min_size_test;
-use super::structs::Gen;
+use super::struct_gen::Gen;
 use super::types::{default_expr, is_optional};
 use crate::schema::{snake, Field, Message, Ty};
 
