@@ -56,6 +56,13 @@ const APIS: &[&str] = &[
     "SaslAuthenticate",
     "ConsumerGroupHeartbeat",
     "ConsumerGroupDescribe",
+    "IncrementalAlterConfigs",
+    "ShareGroupHeartbeat",
+    "ShareGroupDescribe",
+    "ShareFetch",
+    "ShareAcknowledge",
+    "DescribeShareGroupOffsets",
+    "DescribeConfigs",
 ];
 
 const README_START: &str = "<!-- generated-messages-table:start -->";

@@ -147,6 +147,20 @@ fn read_nullable_bytes<'a>(
     Ok((rest, b.map(|b| share(root, b))))
 }
 
+/// A records field: null reads as `None` where the schema allows it, and as no records where it
+/// does not (ShareFetch's records past v0). Null and empty mean the same there, and some brokers
+/// write null regardless (franz-go's kfake does): refusing the whole answer would lose what the
+/// request carried (a share session's acknowledgements) for nothing.
+fn read_nullable_records<'a>(
+    input: &'a [u8],
+    root: &Bytes,
+    flexible: bool,
+    nullable: bool,
+) -> PResult<'a, Option<Bytes>> {
+    let (rest, b) = read_nullable_bytes(input, root, flexible, true)?;
+    Ok((rest, if nullable { b } else { Some(b.unwrap_or_default()) }))
+}
+
 /// An array whose elements take at least `min_size` bytes each on the wire (which bounds what a
 /// count read off the wire may pre-allocate).
 fn read_array<'a, T>(

@@ -46,9 +46,16 @@ pub fn response_frame(data: &[u8]) {
         ApiVersions => messages::ApiVersionsRequest, messages::ApiVersionsResponse;
         CreateTopics => messages::CreateTopicsRequest, messages::CreateTopicsResponse;
         DeleteTopics => messages::DeleteTopicsRequest, messages::DeleteTopicsResponse;
+        DescribeConfigs => messages::DescribeConfigsRequest, messages::DescribeConfigsResponse;
         SaslAuthenticate => messages::SaslAuthenticateRequest, messages::SaslAuthenticateResponse;
         ConsumerGroupHeartbeat => messages::ConsumerGroupHeartbeatRequest, messages::ConsumerGroupHeartbeatResponse;
         ConsumerGroupDescribe => messages::ConsumerGroupDescribeRequest, messages::ConsumerGroupDescribeResponse;
+        IncrementalAlterConfigs => messages::IncrementalAlterConfigsRequest, messages::IncrementalAlterConfigsResponse;
+        ShareGroupHeartbeat => messages::ShareGroupHeartbeatRequest, messages::ShareGroupHeartbeatResponse;
+        ShareGroupDescribe => messages::ShareGroupDescribeRequest, messages::ShareGroupDescribeResponse;
+        ShareFetch => messages::ShareFetchRequest, messages::ShareFetchResponse;
+        ShareAcknowledge => messages::ShareAcknowledgeRequest, messages::ShareAcknowledgeResponse;
+        DescribeShareGroupOffsets => messages::DescribeShareGroupOffsetsRequest, messages::DescribeShareGroupOffsetsResponse;
     }
 }
 

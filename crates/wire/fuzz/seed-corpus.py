@@ -3,6 +3,7 @@
 from real messages. Run from anywhere: python3 crates/wire/fuzz/seed-corpus.py
 
 response_frame inputs are [api index, version offset] + body, matching fuzz/decoders.rs."""
+import hashlib
 import pathlib
 import re
 
@@ -10,12 +11,11 @@ here = pathlib.Path(__file__).resolve().parent
 golden = here.parent / "tests" / "golden"
 corpus = here / "corpus"
 
-# ApiKey::ALL order in crates/wire/src/messages/mod.rs, with each API's lowest version.
-apis = [("produce", 3), ("fetch", 4), ("list_offsets", 1), ("metadata", 0), ("offset_commit", 2),
-        ("offset_fetch", 1), ("find_coordinator", 0), ("join_group", 0), ("heartbeat", 0),
-        ("leave_group", 0), ("sync_group", 0), ("describe_groups", 0), ("list_groups", 0),
-        ("sasl_handshake", 0), ("api_versions", 0), ("create_topics", 2), ("delete_topics", 1),
-        ("sasl_authenticate", 0), ("consumer_group_heartbeat", 0), ("consumer_group_describe", 0)]
+# ApiKey::ALL order, with each API's lowest version, read off the generated enum's doc lines
+# (`/// `JoinGroup` (key 11), requests v0-9.`), so an API added there never shifts the others.
+messages = (here.parent / "src" / "messages" / "mod.rs").read_text()
+apis = [(re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(), int(low))
+        for name, low in re.findall(r"/// `(\w+)` \(key \d+\), requests v(\d+)", messages)]
 
 
 def body(path):
@@ -23,10 +23,11 @@ def body(path):
     return bytes.fromhex(re.sub(r"\s+", "", text))
 
 
-def put(target, name, data):
+def put(target, data):
+    """Named by the SHA-1 of its bytes, as libFuzzer names what it keeps: seeding twice adds nothing."""
     d = corpus / target
     d.mkdir(parents=True, exist_ok=True)
-    (d / name).write_bytes(data)
+    (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
 
 for path in sorted((golden / "messages").glob("*.hex")):
@@ -35,9 +36,9 @@ for path in sorted((golden / "messages").glob("*.hex")):
         continue
     index = [a for a, _ in apis].index(m.group(1))
     offset = int(m.group(3)) - apis[index][1]
-    put("response_frame", path.stem, bytes([index, offset]) + body(path))
+    put("response_frame", bytes([index, offset]) + body(path))
 for path in sorted(golden.glob("records_*.hex")):
-    put("record_batch", path.stem, body(path))
+    put("record_batch", body(path))
 for kind in ("subscription", "assignment"):
     for path in sorted(golden.glob(f"{kind}_v*.hex")):
-        put(kind, path.stem, body(path))
+        put(kind, body(path))

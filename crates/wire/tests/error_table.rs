@@ -133,3 +133,120 @@ fn the_consumer_group_protocol_codes() {
         assert_eq!(ErrorCode::from_i16(code), e);
     }
 }
+
+/// The codes the KIP-932 APIs (ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+/// ShareAcknowledge, DescribeShareGroupOffsets) list as supported errors, plus the two of share
+/// sessions and share state their schemas do not list (SHARE_SESSION_LIMIT_REACHED, which a broker
+/// with no room for another session answers to a ShareFetch opening one; FENCED_STATE_EPOCH, from
+/// the share coordinator), spelt out with Kafka's names and retriable flags (errors.tsv): a share
+/// session the broker no longer knows or whose epoch it did not expect is retriable (the consumer
+/// opens a new one), a record whose state an acknowledgement cannot change is not.
+#[test]
+fn the_share_group_codes() {
+    let expect = [
+        (
+            ErrorCode::InvalidRecordState,
+            121,
+            "INVALID_RECORD_STATE",
+            false,
+        ),
+        (
+            ErrorCode::ShareSessionNotFound,
+            122,
+            "SHARE_SESSION_NOT_FOUND",
+            true,
+        ),
+        (
+            ErrorCode::InvalidShareSessionEpoch,
+            123,
+            "INVALID_SHARE_SESSION_EPOCH",
+            true,
+        ),
+        (
+            ErrorCode::FencedStateEpoch,
+            124,
+            "FENCED_STATE_EPOCH",
+            false,
+        ),
+        (
+            ErrorCode::ShareSessionLimitReached,
+            133,
+            "SHARE_SESSION_LIMIT_REACHED",
+            true,
+        ),
+        (ErrorCode::UnknownTopicId, 100, "UNKNOWN_TOPIC_ID", true),
+        (
+            ErrorCode::UnknownTopicOrPartition,
+            3,
+            "UNKNOWN_TOPIC_OR_PARTITION",
+            true,
+        ),
+        (
+            ErrorCode::NotLeaderOrFollower,
+            6,
+            "NOT_LEADER_OR_FOLLOWER",
+            true,
+        ),
+        (
+            ErrorCode::KafkaStorageError,
+            56,
+            "KAFKA_STORAGE_ERROR",
+            true,
+        ),
+        (ErrorCode::CorruptMessage, 2, "CORRUPT_MESSAGE", true),
+        (
+            ErrorCode::UnknownServerError,
+            -1,
+            "UNKNOWN_SERVER_ERROR",
+            false,
+        ),
+        (
+            ErrorCode::GroupMaxSizeReached,
+            81,
+            "GROUP_MAX_SIZE_REACHED",
+            false,
+        ),
+        (ErrorCode::GroupIdNotFound, 69, "GROUP_ID_NOT_FOUND", false),
+        (ErrorCode::UnknownMemberId, 25, "UNKNOWN_MEMBER_ID", false),
+        (ErrorCode::InvalidGroupId, 24, "INVALID_GROUP_ID", false),
+        (ErrorCode::InvalidRequest, 42, "INVALID_REQUEST", false),
+        (
+            ErrorCode::GroupAuthorizationFailed,
+            30,
+            "GROUP_AUTHORIZATION_FAILED",
+            false,
+        ),
+        (
+            ErrorCode::TopicAuthorizationFailed,
+            29,
+            "TOPIC_AUTHORIZATION_FAILED",
+            false,
+        ),
+        (ErrorCode::NotCoordinator, 16, "NOT_COORDINATOR", true),
+        (
+            ErrorCode::CoordinatorNotAvailable,
+            15,
+            "COORDINATOR_NOT_AVAILABLE",
+            true,
+        ),
+        (
+            ErrorCode::CoordinatorLoadInProgress,
+            14,
+            "COORDINATOR_LOAD_IN_PROGRESS",
+            true,
+        ),
+    ];
+    let kafka = kafka_errors();
+    for (e, code, name, retriable) in expect {
+        assert_eq!(
+            (e.code(), e.name(), e.is_retriable()),
+            (code, name, retriable)
+        );
+        assert_eq!(ErrorCode::from_i16(code), e);
+        assert_eq!(
+            kafka.get(&code),
+            Some(&(name.to_string(), retriable)),
+            "{name} as kafka-clients 4.4.0 has it"
+        );
+    }
+}

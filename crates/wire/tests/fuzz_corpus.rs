@@ -83,9 +83,16 @@ fn the_response_frame_corpus_holds_real_messages_of_every_api_with_golden_bytes(
             ApiVersions => messages::ApiVersionsRequest, messages::ApiVersionsResponse;
             CreateTopics => messages::CreateTopicsRequest, messages::CreateTopicsResponse;
             DeleteTopics => messages::DeleteTopicsRequest, messages::DeleteTopicsResponse;
+            DescribeConfigs => messages::DescribeConfigsRequest, messages::DescribeConfigsResponse;
             SaslAuthenticate => messages::SaslAuthenticateRequest, messages::SaslAuthenticateResponse;
             ConsumerGroupHeartbeat => messages::ConsumerGroupHeartbeatRequest, messages::ConsumerGroupHeartbeatResponse;
             ConsumerGroupDescribe => messages::ConsumerGroupDescribeRequest, messages::ConsumerGroupDescribeResponse;
+            IncrementalAlterConfigs => messages::IncrementalAlterConfigsRequest, messages::IncrementalAlterConfigsResponse;
+            ShareGroupHeartbeat => messages::ShareGroupHeartbeatRequest, messages::ShareGroupHeartbeatResponse;
+            ShareGroupDescribe => messages::ShareGroupDescribeRequest, messages::ShareGroupDescribeResponse;
+            ShareFetch => messages::ShareFetchRequest, messages::ShareFetchResponse;
+            ShareAcknowledge => messages::ShareAcknowledgeRequest, messages::ShareAcknowledgeResponse;
+            DescribeShareGroupOffsets => messages::DescribeShareGroupOffsetsRequest, messages::DescribeShareGroupOffsetsResponse;
         };
         found[index].0 |= request;
         found[index].1 |= response;

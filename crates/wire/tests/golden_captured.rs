@@ -10,8 +10,9 @@
 //! `produced.tsv`, the consumer-protocol Subscription/Assignment inside JoinGroup/SyncGroup, the
 //! KIP-848 heartbeats and describe of the `consumer-protocol` scenario, the SaslHandshake and
 //! SaslAuthenticate of PLAIN and SCRAM-SHA-512 logins in the `sasl` scenario, the ListGroups and
-//! DescribeGroups of ConsumerGroupCommand in the `group-listing` scenario), and re-encodes header
-//! and body to the very same bytes.
+//! DescribeGroups of ConsumerGroupCommand in the `group-listing` scenario, the KIP-932 share group
+//! APIs of the `share-group` scenario: heartbeats, share sessions, acquired records and their
+//! acknowledgements, the group described), and re-encodes header and body to the very same bytes.
 //!
 //! The files are committed; this test needs no broker and no network.
 
@@ -23,6 +24,8 @@ mod fetched;
 mod group_listing;
 #[path = "golden_captured/sasl.rs"]
 mod sasl;
+#[path = "golden_captured/share_group.rs"]
+mod share_group;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -666,6 +669,8 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         }
         (ApiKey::ConsumerGroupDescribe, true) => consumer_group::describe_request(c),
         (ApiKey::ConsumerGroupDescribe, false) => consumer_group::describe_response(c),
+        (ApiKey::ListGroups, true) if c.scenario == "share-group" => share_group::list_request(c),
+        (ApiKey::ListGroups, false) if c.scenario == "share-group" => share_group::list_response(c),
         (ApiKey::ListGroups, true) => group_listing::list_request(c),
         (ApiKey::ListGroups, false) => group_listing::list_response(c),
         (ApiKey::DescribeGroups, true) => group_listing::describe_request(c),
@@ -674,6 +679,18 @@ fn check(c: &Captured, log: &ProducedLog) -> usize {
         (ApiKey::SaslHandshake, false) => sasl::handshake_response(c),
         (ApiKey::SaslAuthenticate, true) => sasl::authenticate_request(c),
         (ApiKey::SaslAuthenticate, false) => sasl::authenticate_response(c),
+        (ApiKey::ShareGroupHeartbeat, true) => share_group::heartbeat_request(c),
+        (ApiKey::ShareGroupHeartbeat, false) => share_group::heartbeat_response(c),
+        (ApiKey::ShareGroupDescribe, true) => share_group::describe_request(c),
+        (ApiKey::ShareGroupDescribe, false) => share_group::describe_response(c),
+        (ApiKey::ShareFetch, true) => share_group::fetch_request(c, log),
+        (ApiKey::ShareFetch, false) => share_group::fetch_response(c, log),
+        (ApiKey::ShareAcknowledge, true) => share_group::acknowledge_request(c, log),
+        (ApiKey::ShareAcknowledge, false) => share_group::acknowledge_response(c),
+        (ApiKey::DescribeShareGroupOffsets, true) => share_group::offsets_request(c),
+        (ApiKey::DescribeShareGroupOffsets, false) => share_group::offsets_response(c),
+        (ApiKey::IncrementalAlterConfigs, true) => share_group::alter_configs_request(c),
+        (ApiKey::IncrementalAlterConfigs, false) => share_group::alter_configs_response(c),
         (ApiKey::Fetch, false) => {
             let m: FetchResponse = round_trip(c);
             return check_fetched_records(c, &m, log);
@@ -718,9 +735,18 @@ fn check_client(client_prefix: &str) {
         ApiKey::SaslHandshake,
         ApiKey::SaslAuthenticate,
     ];
-    // The group-listing scenario runs Java's ConsumerGroupCommand only.
+    // The group-listing and share-group scenarios run Java's tools only.
     if client_prefix.starts_with("java-") {
-        wanted.extend([ApiKey::ListGroups, ApiKey::DescribeGroups]);
+        wanted.extend([
+            ApiKey::ListGroups,
+            ApiKey::DescribeGroups,
+            ApiKey::IncrementalAlterConfigs,
+            ApiKey::ShareGroupHeartbeat,
+            ApiKey::ShareGroupDescribe,
+            ApiKey::ShareFetch,
+            ApiKey::ShareAcknowledge,
+            ApiKey::DescribeShareGroupOffsets,
+        ]);
     }
     for api in wanted {
         for request in [true, false] {

@@ -55,9 +55,8 @@ impl Gen<'_> {
         let cond = self.nullable_cond(f);
         match &f.ty {
             Ty::String => format!("read_nullable_string({input}, flexible, {cond})"),
-            Ty::Bytes | Ty::Records => {
-                format!("read_nullable_bytes({input}, root, flexible, {cond})")
-            }
+            Ty::Bytes => format!("read_nullable_bytes({input}, root, flexible, {cond})"),
+            Ty::Records => format!("read_nullable_records({input}, root, flexible, {cond})"),
             Ty::Array(inner) => {
                 format!(
                     "read_nullable_array({input}, flexible, {cond}, {}, {})",

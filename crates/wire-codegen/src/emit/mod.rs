@@ -40,6 +40,7 @@ const HELPERS: &[&str] = &[
     "read_bytes",
     "read_nullable_array",
     "read_nullable_bytes",
+    "read_nullable_records",
     "read_nullable_string",
     "read_nullable_struct",
     "read_string",

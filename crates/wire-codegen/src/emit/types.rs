@@ -110,7 +110,10 @@ pub(super) fn default_expr(f: &Field) -> Result<String, String> {
                 s
             }
         }
-        Ty::Records => "None".into(),
+        // Java's default is null, which a version where the field is not nullable cannot carry
+        // (ShareFetch's records are nullable only at v0): there the default is no records.
+        Ty::Records if f.versions.intersect(f.nullable) == f.versions => "None".into(),
+        Ty::Records => "Some(Bytes::new())".into(),
         Ty::Bytes => {
             if null {
                 "None".into()

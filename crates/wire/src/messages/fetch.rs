@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use super::{
     at, check_decode_version, check_encode_version, finish, read_array, read_nullable_array,
-    read_nullable_bytes, read_nullable_string, read_string, read_tagged, share, write_array,
+    read_nullable_records, read_nullable_string, read_string, read_tagged, share, write_array,
     write_nullable_array, write_nullable_bytes, write_nullable_string, write_tagged_fields,
     Message, Request, Response,
 };
@@ -1009,7 +1009,7 @@ impl PartitionData {
         } else {
             (input, -1)
         };
-        let (input, records) = read_nullable_bytes(input, root, flexible, true)?;
+        let (input, records) = read_nullable_records(input, root, flexible, true)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?

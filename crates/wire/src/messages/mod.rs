@@ -16,10 +16,13 @@ pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod create_topics;
 pub mod delete_topics;
+pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_share_group_offsets;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
+pub mod incremental_alter_configs;
 pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
@@ -30,6 +33,10 @@ pub mod offset_fetch;
 pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 
 pub use api_versions::{ApiVersionsRequest, ApiVersionsResponse};
@@ -37,10 +44,17 @@ pub use consumer_group_describe::{ConsumerGroupDescribeRequest, ConsumerGroupDes
 pub use consumer_group_heartbeat::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 pub use create_topics::{CreateTopicsRequest, CreateTopicsResponse};
 pub use delete_topics::{DeleteTopicsRequest, DeleteTopicsResponse};
+pub use describe_configs::{DescribeConfigsRequest, DescribeConfigsResponse};
 pub use describe_groups::{DescribeGroupsRequest, DescribeGroupsResponse};
+pub use describe_share_group_offsets::{
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse,
+};
 pub use fetch::{FetchRequest, FetchResponse};
 pub use find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 pub use heartbeat::{HeartbeatRequest, HeartbeatResponse};
+pub use incremental_alter_configs::{
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+};
 pub use join_group::{JoinGroupRequest, JoinGroupResponse};
 pub use leave_group::{LeaveGroupRequest, LeaveGroupResponse};
 pub use list_groups::{ListGroupsRequest, ListGroupsResponse};
@@ -51,6 +65,10 @@ pub use offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 pub use produce::{ProduceRequest, ProduceResponse};
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+pub use share_acknowledge::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
+pub use share_fetch::{ShareFetchRequest, ShareFetchResponse};
+pub use share_group_describe::{ShareGroupDescribeRequest, ShareGroupDescribeResponse};
+pub use share_group_heartbeat::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 pub use sync_group::{SyncGroupRequest, SyncGroupResponse};
 
 /// The APIs this crate implements, with their Kafka API keys.
@@ -90,17 +108,31 @@ pub enum ApiKey {
     CreateTopics = 19,
     /// `DeleteTopics` (key 20), requests v1-6.
     DeleteTopics = 20,
+    /// `DescribeConfigs` (key 32), requests v1-4.
+    DescribeConfigs = 32,
     /// `SaslAuthenticate` (key 36), requests v0-2.
     SaslAuthenticate = 36,
+    /// `IncrementalAlterConfigs` (key 44), requests v0-1.
+    IncrementalAlterConfigs = 44,
     /// `ConsumerGroupHeartbeat` (key 68), requests v0-1.
     ConsumerGroupHeartbeat = 68,
     /// `ConsumerGroupDescribe` (key 69), requests v0-1.
     ConsumerGroupDescribe = 69,
+    /// `ShareGroupHeartbeat` (key 76), requests v1.
+    ShareGroupHeartbeat = 76,
+    /// `ShareGroupDescribe` (key 77), requests v1.
+    ShareGroupDescribe = 77,
+    /// `ShareFetch` (key 78), requests v1-2.
+    ShareFetch = 78,
+    /// `ShareAcknowledge` (key 79), requests v1-2.
+    ShareAcknowledge = 79,
+    /// `DescribeShareGroupOffsets` (key 90), requests v0-1.
+    DescribeShareGroupOffsets = 90,
 }
 
 impl ApiKey {
     /// Every API this crate implements, by key.
-    pub const ALL: [ApiKey; 20] = [
+    pub const ALL: [ApiKey; 27] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -118,9 +150,16 @@ impl ApiKey {
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::DeleteTopics,
+        ApiKey::DescribeConfigs,
         ApiKey::SaslAuthenticate,
+        ApiKey::IncrementalAlterConfigs,
         ApiKey::ConsumerGroupHeartbeat,
         ApiKey::ConsumerGroupDescribe,
+        ApiKey::ShareGroupHeartbeat,
+        ApiKey::ShareGroupDescribe,
+        ApiKey::ShareFetch,
+        ApiKey::ShareAcknowledge,
+        ApiKey::DescribeShareGroupOffsets,
     ];
 
     /// The API for a key, if this crate implements it.
@@ -143,9 +182,16 @@ impl ApiKey {
             18 => Some(ApiKey::ApiVersions),
             19 => Some(ApiKey::CreateTopics),
             20 => Some(ApiKey::DeleteTopics),
+            32 => Some(ApiKey::DescribeConfigs),
             36 => Some(ApiKey::SaslAuthenticate),
+            44 => Some(ApiKey::IncrementalAlterConfigs),
             68 => Some(ApiKey::ConsumerGroupHeartbeat),
             69 => Some(ApiKey::ConsumerGroupDescribe),
+            76 => Some(ApiKey::ShareGroupHeartbeat),
+            77 => Some(ApiKey::ShareGroupDescribe),
+            78 => Some(ApiKey::ShareFetch),
+            79 => Some(ApiKey::ShareAcknowledge),
+            90 => Some(ApiKey::DescribeShareGroupOffsets),
             _ => None,
         }
     }
@@ -175,9 +221,16 @@ impl ApiKey {
             ApiKey::ApiVersions => "ApiVersions",
             ApiKey::CreateTopics => "CreateTopics",
             ApiKey::DeleteTopics => "DeleteTopics",
+            ApiKey::DescribeConfigs => "DescribeConfigs",
             ApiKey::SaslAuthenticate => "SaslAuthenticate",
+            ApiKey::IncrementalAlterConfigs => "IncrementalAlterConfigs",
             ApiKey::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
             ApiKey::ConsumerGroupDescribe => "ConsumerGroupDescribe",
+            ApiKey::ShareGroupHeartbeat => "ShareGroupHeartbeat",
+            ApiKey::ShareGroupDescribe => "ShareGroupDescribe",
+            ApiKey::ShareFetch => "ShareFetch",
+            ApiKey::ShareAcknowledge => "ShareAcknowledge",
+            ApiKey::DescribeShareGroupOffsets => "DescribeShareGroupOffsets",
         }
     }
 
@@ -201,9 +254,16 @@ impl ApiKey {
             ApiKey::ApiVersions => 0,
             ApiKey::CreateTopics => 2,
             ApiKey::DeleteTopics => 1,
+            ApiKey::DescribeConfigs => 1,
             ApiKey::SaslAuthenticate => 0,
+            ApiKey::IncrementalAlterConfigs => 0,
             ApiKey::ConsumerGroupHeartbeat => 0,
             ApiKey::ConsumerGroupDescribe => 0,
+            ApiKey::ShareGroupHeartbeat => 1,
+            ApiKey::ShareGroupDescribe => 1,
+            ApiKey::ShareFetch => 1,
+            ApiKey::ShareAcknowledge => 1,
+            ApiKey::DescribeShareGroupOffsets => 0,
         }
     }
 
@@ -227,9 +287,16 @@ impl ApiKey {
             ApiKey::ApiVersions => 5,
             ApiKey::CreateTopics => 7,
             ApiKey::DeleteTopics => 6,
+            ApiKey::DescribeConfigs => 4,
             ApiKey::SaslAuthenticate => 2,
+            ApiKey::IncrementalAlterConfigs => 1,
             ApiKey::ConsumerGroupHeartbeat => 1,
             ApiKey::ConsumerGroupDescribe => 1,
+            ApiKey::ShareGroupHeartbeat => 1,
+            ApiKey::ShareGroupDescribe => 1,
+            ApiKey::ShareFetch => 2,
+            ApiKey::ShareAcknowledge => 2,
+            ApiKey::DescribeShareGroupOffsets => 1,
         }
     }
 
@@ -253,9 +320,16 @@ impl ApiKey {
             ApiKey::ApiVersions => Some(3),
             ApiKey::CreateTopics => Some(5),
             ApiKey::DeleteTopics => Some(4),
+            ApiKey::DescribeConfigs => Some(4),
             ApiKey::SaslAuthenticate => Some(2),
+            ApiKey::IncrementalAlterConfigs => Some(1),
             ApiKey::ConsumerGroupHeartbeat => Some(0),
             ApiKey::ConsumerGroupDescribe => Some(0),
+            ApiKey::ShareGroupHeartbeat => Some(1),
+            ApiKey::ShareGroupDescribe => Some(1),
+            ApiKey::ShareFetch => Some(1),
+            ApiKey::ShareAcknowledge => Some(1),
+            ApiKey::DescribeShareGroupOffsets => Some(0),
         }
     }
 
@@ -427,6 +501,27 @@ fn read_nullable_bytes<'a>(
         return Err(null_refused());
     }
     Ok((rest, b.map(|b| share(root, b))))
+}
+
+/// A records field: null reads as `None` where the schema allows it, and as no records where it
+/// does not (ShareFetch's records past v0). Null and empty mean the same there, and some brokers
+/// write null regardless (franz-go's kfake does): refusing the whole answer would lose what the
+/// request carried (a share session's acknowledgements) for nothing.
+fn read_nullable_records<'a>(
+    input: &'a [u8],
+    root: &Bytes,
+    flexible: bool,
+    nullable: bool,
+) -> PResult<'a, Option<Bytes>> {
+    let (rest, b) = read_nullable_bytes(input, root, flexible, true)?;
+    Ok((
+        rest,
+        if nullable {
+            b
+        } else {
+            Some(b.unwrap_or_default())
+        },
+    ))
 }
 
 /// An array whose elements take at least `min_size` bytes each on the wire (which bounds what a

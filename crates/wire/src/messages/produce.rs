@@ -6,7 +6,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::{
-    at, check_decode_version, check_encode_version, finish, read_array, read_nullable_bytes,
+    at, check_decode_version, check_encode_version, finish, read_array, read_nullable_records,
     read_nullable_string, read_string, read_tagged, share, write_array, write_nullable_bytes,
     write_nullable_string, write_tagged_fields, Message, Request, Response,
 };
@@ -231,7 +231,7 @@ impl PartitionProduceData {
     fn decode_from<'a>(input: &'a [u8], root: &Bytes, version: i16) -> PResult<'a, Self> {
         let flexible = ProduceRequest::is_flexible(version);
         let (input, index) = primitives::int32(input)?;
-        let (input, records) = read_nullable_bytes(input, root, flexible, true)?;
+        let (input, records) = read_nullable_records(input, root, flexible, true)?;
         let mut unknown_tagged_fields = Vec::new();
         let (input, raw_tagged) = if flexible {
             primitives::tagged_fields(input)?

@@ -187,7 +187,7 @@ pub fn decompress(
 
 /// [`decompress`] into `out` (emptied first): a reused buffer saves the allocation and the page
 /// faults of a fresh one for every batch. A buffer with less capacity than the input is first
-/// grown to [`EXPECTED_RATIO`] times the input (within the limit), so that a typical batch
+/// grown to 4 times the input (within the limit), so that a typical batch
 /// decompresses without the buffer growing and being copied again and again; a larger one is
 /// used as it is (grown only if the batch needs it). On an error `out` holds unspecified bytes.
 pub fn decompress_into(

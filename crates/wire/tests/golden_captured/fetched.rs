@@ -1,6 +1,6 @@
-//! What the producer wrote before the captures (`produced.tsv`) and the Fetch responses that
-//! carried it: every record of every batch, decoded with the records module, is the record the
-//! producer wrote at that offset, in the batch's codec.
+//! What the producer wrote before the captures (`produced.tsv`) and the Fetch and ShareFetch
+//! responses that carried it: every record of every batch, decoded with the records module, is the
+//! record the producer wrote at that offset, in the batch's codec.
 
 use std::collections::BTreeMap;
 
@@ -63,11 +63,6 @@ pub(super) fn end_offset(log: &ProducedLog, topic: &str, partition: i32) -> i64 
 /// with what the producer wrote at that offset. Returns how many records it held.
 pub(super) fn check_fetched_records(c: &Captured, m: &FetchResponse, log: &ProducedLog) -> usize {
     let name = &c.name;
-    let codec = c.meta("codec");
-    let compression = Compression::ALL
-        .into_iter()
-        .find(|k| k.name() == codec)
-        .unwrap_or_else(|| panic!("{name}: unknown codec {codec}"));
     assert_eq!(m.error_code, 0, "{name}");
     assert_eq!(m.responses.len(), 1, "{name}: topics");
     let topic = &m.responses[0];
@@ -77,14 +72,11 @@ pub(super) fn check_fetched_records(c: &Captured, m: &FetchResponse, log: &Produ
     let mut total = 0;
     for p in &topic.partitions {
         assert_eq!(p.error_code, 0, "{name}: partition {}", p.partition_index);
-        let produced = log
-            .get(&(c.topic().to_string(), p.partition_index))
-            .unwrap_or_else(|| {
-                panic!(
-                    "{name}: nothing produced to partition {}",
-                    p.partition_index
-                )
-            });
+        assert!(
+            log.contains_key(&(c.topic().to_string(), p.partition_index)),
+            "{name}: nothing produced to partition {}",
+            p.partition_index
+        );
         assert_eq!(
             p.high_watermark,
             end_offset(log, c.topic(), p.partition_index),
@@ -94,46 +86,67 @@ pub(super) fn check_fetched_records(c: &Captured, m: &FetchResponse, log: &Produ
         let Some(records) = p.records.clone() else {
             continue;
         };
-        let reader = BatchReader::new(records).with_context(c.topic(), p.partition_index);
-        for item in reader {
-            let item =
-                item.unwrap_or_else(|e| panic!("{name}: partition {}: {e}", p.partition_index));
-            let raw = match item {
-                BatchItem::Batch(raw) => raw,
-                BatchItem::Incomplete { remaining } => {
-                    panic!("{name}: a partial batch of {remaining} bytes (max bytes too small?)")
-                }
-            };
-            assert_eq!(
-                raw.header().attributes.compression(),
-                Some(compression),
-                "{name}: batch at {} compression",
-                raw.header().base_offset
-            );
-            let batch = raw
-                .decode()
-                .unwrap_or_else(|e| panic!("{name}: decoding the {codec} batch: {e}"));
-            for r in &batch.records {
-                let want = produced
-                    .get(&r.offset)
-                    .unwrap_or_else(|| panic!("{name}: offset {} was never produced", r.offset));
-                assert_eq!(want.codec, codec, "{name}");
-                let text = |b: &Option<Bytes>| {
-                    b.as_ref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default()
-                };
-                assert_eq!(
-                    (text(&r.key), text(&r.value)),
-                    (want.key.clone(), want.value.clone()),
-                    "{name}: partition {} offset {}",
-                    p.partition_index,
-                    r.offset
-                );
-                total += 1;
-            }
-        }
+        total += check_records(c, p.partition_index, records, log).len();
     }
     assert!(total > 0, "{name}: the Fetch response holds no records");
     total
+}
+
+/// Decodes the batches of one partition's `records` (of a Fetch or a ShareFetch response) with
+/// the records module: each batch is in the file's codec (`# codec:`), each record is the record
+/// the producer wrote at that offset. Returns the offsets of the records, in order.
+pub(super) fn check_records(
+    c: &Captured,
+    partition: i32,
+    records: Bytes,
+    log: &ProducedLog,
+) -> Vec<i64> {
+    let name = &c.name;
+    let codec = c.meta("codec");
+    let compression = Compression::ALL
+        .into_iter()
+        .find(|k| k.name() == codec)
+        .unwrap_or_else(|| panic!("{name}: unknown codec {codec}"));
+    let produced = log
+        .get(&(c.topic().to_string(), partition))
+        .unwrap_or_else(|| panic!("{name}: nothing produced to partition {partition}"));
+    let mut offsets = Vec::new();
+    let reader = BatchReader::new(records).with_context(c.topic(), partition);
+    for item in reader {
+        let item = item.unwrap_or_else(|e| panic!("{name}: partition {partition}: {e}"));
+        let raw = match item {
+            BatchItem::Batch(raw) => raw,
+            BatchItem::Incomplete { remaining } => {
+                panic!("{name}: a partial batch of {remaining} bytes (max bytes too small?)")
+            }
+        };
+        assert_eq!(
+            raw.header().attributes.compression(),
+            Some(compression),
+            "{name}: batch at {} compression",
+            raw.header().base_offset
+        );
+        let batch = raw
+            .decode()
+            .unwrap_or_else(|e| panic!("{name}: decoding the {codec} batch: {e}"));
+        for r in &batch.records {
+            let want = produced
+                .get(&r.offset)
+                .unwrap_or_else(|| panic!("{name}: offset {} was never produced", r.offset));
+            assert_eq!(want.codec, codec, "{name}");
+            let text = |b: &Option<Bytes>| {
+                b.as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default()
+            };
+            assert_eq!(
+                (text(&r.key), text(&r.value)),
+                (want.key.clone(), want.value.clone()),
+                "{name}: partition {partition} offset {}",
+                r.offset
+            );
+            offsets.push(r.offset);
+        }
+    }
+    offsets
 }

@@ -16,7 +16,7 @@ use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::consumer_group_heartbeat::TopicPartitions;
 use mooring_wire::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, Message,
+    ConsumerGroupHeartbeatResponse, FindCoordinatorRequest, Message,
 };
 use mooring_wire::primitives::Uuid;
 
@@ -50,6 +50,41 @@ fn heartbeat(
         if !loading || Instant::now() > deadline {
             return response;
         }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Asks FindCoordinator for `group` until the broker names a coordinator, as a client does before
+/// its first heartbeat: on a fresh broker that request is what creates `__consumer_offsets`, and a
+/// heartbeat sent before it is answered NOT_COORDINATOR for as long as nobody asks.
+fn find_coordinator(conn: &mut Conn, group: &str) {
+    let version = conn.version::<FindCoordinatorRequest>();
+    // One key field or the other: the codec refuses a field at a version that lacks it.
+    let request = if version >= 4 {
+        FindCoordinatorRequest {
+            coordinator_keys: vec![group.into()],
+            ..Default::default()
+        }
+    } else {
+        FindCoordinatorRequest {
+            key: group.into(),
+            ..Default::default()
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let response = conn.call(&request, version);
+        let code = match response.coordinators.first() {
+            Some(c) => c.error_code,
+            None => response.error_code,
+        };
+        if code == 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "FindCoordinator v{version}: error {code}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -286,8 +321,10 @@ fn consumer_group_heartbeat_and_describe_at_every_version() {
     let topic = unique("wire-kip848");
     let topic_id = create_topic(&mut conn, &topic, PARTITIONS);
     for version in versions {
+        let group = unique("wire-kip848");
+        find_coordinator(&mut conn, &group);
         let mut member = Member {
-            group: unique("wire-kip848"),
+            group,
             topic: topic.clone(),
             topic_id,
             version,
