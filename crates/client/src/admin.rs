@@ -1,7 +1,8 @@
 //! Admin look-ups for the sidecar, which watches a group from the broker even when the consumer
 //! process is stuck: DescribeGroups (members and their decoded ConsumerProtocol assignments) for
 //! classic groups, ConsumerGroupDescribe for `consumer`-protocol (KIP-848) groups
-//! ([`consumer_group`]),
+//! ([`consumer_group`]), ShareGroupDescribe, DescribeShareGroupOffsets and the group's
+//! DescribeConfigs for share groups (KIP-932, [`share_group`]),
 //! ListGroups (asked of every broker, each listing the groups it coordinates), OffsetFetch
 //! (committed offsets, `require_stable` from v7 per KIP-447; topic ids from v10 per KIP-848) and
 //! ListOffsets (earliest / latest / by time, KIP-79; sent to each partition's leader).
@@ -29,8 +30,10 @@ use crate::requests;
 use crate::topic::TopicPartition;
 
 pub mod consumer_group;
+pub mod share_group;
 
 pub use consumer_group::{ConsumerGroupDescription, ConsumerMemberDescription, MemberType};
+pub use share_group::{ShareGroupDescription, ShareMemberDescription, SharePartitionOffsets};
 
 /// One member of a described group.
 #[derive(Debug, Clone, PartialEq)]

@@ -114,6 +114,12 @@ pub enum Error {
     /// (or an upgraded broker) helps.
     #[error("group {group}: the broker does not support group.protocol=consumer; use classic ({reason})")]
     ConsumerProtocolUnsupported { group: String, reason: String },
+    /// A share group (KIP-932) cannot run against this broker: it does not offer
+    /// ShareGroupHeartbeat v1 or ShareFetch v1 (Kafka 3.x, 4.0's early-access versions, or a
+    /// 4.x cluster whose `share.version` feature is off), or it refuses the join
+    /// (UNSUPPORTED_VERSION). Fatal: nothing retries it; only a broker with share groups helps.
+    #[error("group {group}: the broker does not support share groups ({reason})")]
+    ShareGroupsUnsupported { group: String, reason: String },
     /// A static member of a `consumer`-protocol group (KIP-848) kept being refused its
     /// `group.instance.id` (UNRELEASED_INSTANCE_ID: the member it replaces still holds it, most
     /// likely a previous process still running) for longer than
@@ -200,6 +206,7 @@ impl Error {
         match self {
             Error::Encode { .. }
             | Error::ConsumerProtocolUnsupported { .. }
+            | Error::ShareGroupsUnsupported { .. }
             | Error::InstanceIdUnreleased { .. }
             | Error::Authentication { .. }
             | Error::Tls { .. }
@@ -228,7 +235,9 @@ impl Error {
             Error::Broker { code, .. }
             | Error::Authentication { code, .. }
             | Error::Authorization { code, .. } => Some(*code),
-            Error::ConsumerProtocolUnsupported { .. } => Some(ErrorCode::UnsupportedVersion),
+            Error::ConsumerProtocolUnsupported { .. } | Error::ShareGroupsUnsupported { .. } => {
+                Some(ErrorCode::UnsupportedVersion)
+            }
             Error::InstanceIdUnreleased { .. } => Some(ErrorCode::UnreleasedInstanceId),
             _ => None,
         }

@@ -7,6 +7,7 @@
 
 use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::consumer_group_describe::{self, ConsumerGroupDescribeRequest};
+use mooring_wire::primitives::Uuid;
 
 use super::{broker_error, is_coordinator_move};
 use crate::client::Client;
@@ -82,19 +83,30 @@ pub struct ConsumerMemberDescription {
     pub member_type: MemberType,
 }
 
-/// A wire assignment as partitions, in topic then partition order. A topic the broker could not
-/// name (deleted meanwhile) is named by its id, so none of its partitions goes missing.
 fn partitions(assignment: consumer_group_describe::Assignment) -> Vec<TopicPartition> {
-    let mut out: Vec<TopicPartition> = assignment
-        .topic_partitions
+    named_partitions(
+        assignment
+            .topic_partitions
+            .into_iter()
+            .map(|t| (t.topic_id, t.topic_name, t.partitions)),
+    )
+}
+
+/// A described assignment's topics (id, name, partitions) as partitions, in topic then partition
+/// order. A topic the broker could not name (deleted meanwhile) is named by its id, so none of its
+/// partitions goes missing.
+pub(crate) fn named_partitions(
+    topics: impl IntoIterator<Item = (Uuid, String, Vec<i32>)>,
+) -> Vec<TopicPartition> {
+    let mut out: Vec<TopicPartition> = topics
         .into_iter()
-        .flat_map(|t| {
-            let topic = if t.topic_name.is_empty() {
-                t.topic_id.to_string()
+        .flat_map(|(id, name, partitions)| {
+            let topic = if name.is_empty() {
+                id.to_string()
             } else {
-                t.topic_name
+                name
             };
-            t.partitions
+            partitions
                 .into_iter()
                 .map(move |p| TopicPartition::new(topic.clone(), p))
         })
