@@ -114,6 +114,11 @@ pub enum GroupProtocol {
     Classic,
     /// KIP-848: ConsumerGroupHeartbeat, assignments computed by the broker.
     Consumer,
+    /// KIP-932's share group: ShareGroupHeartbeat, the broker assigns share-partitions, which
+    /// several members consume at once; records are acknowledged one by one, no offsets are
+    /// committed. Set by `mooring_consumer::ShareConsumer`'s config, never by `group.protocol`
+    /// (Java refuses that key in a share consumer's config too).
+    Share,
 }
 
 impl GroupProtocol {
@@ -122,6 +127,7 @@ impl GroupProtocol {
         match self {
             GroupProtocol::Classic => "classic",
             GroupProtocol::Consumer => "consumer",
+            GroupProtocol::Share => "share",
         }
     }
 }
@@ -287,6 +293,7 @@ impl GroupConfig {
         let refused: &[&str] = match self.protocol {
             GroupProtocol::Classic => CLASSIC_UNSUPPORTED,
             GroupProtocol::Consumer => CONSUMER_UNSUPPORTED,
+            GroupProtocol::Share => SHARE_UNSUPPORTED,
         };
         let set: Vec<&str> = refused
             .iter()
@@ -306,6 +313,8 @@ impl GroupConfig {
                             " (the broker-side assignor is the consumer protocol's)",
                         GroupProtocol::Consumer =>
                             " (the broker assigns partitions and sets the session timeout and heartbeat interval)",
+                        GroupProtocol::Share =>
+                            " (the broker assigns share-partitions and sets the session timeout and heartbeat interval; a share group has no static members)",
                     }
                 ),
             )),
@@ -339,6 +348,12 @@ impl GroupConfig {
             return Err(invalid(
                 "group.remote.assignor",
                 "group.remote.assignor cannot be set when group.protocol=classic",
+            ));
+        }
+        if self.protocol == GroupProtocol::Share && self.group_instance_id.is_some() {
+            return Err(invalid(
+                "group.instance.id",
+                "group.instance.id cannot be set when using a share group (it has no static members)",
             ));
         }
         Ok(())
@@ -404,6 +419,16 @@ const CONSUMER_UNSUPPORTED: &[&str] = &[
     "partition.assignment.strategy",
     "heartbeat.interval.ms",
     "session.timeout.ms",
+];
+
+/// The group keys Java's `ShareConsumerConfig` refuses, in its order.
+const SHARE_UNSUPPORTED: &[&str] = &[
+    "group.instance.id",
+    "partition.assignment.strategy",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "group.protocol",
+    "group.remote.assignor",
 ];
 
 fn invalid(key: &str, message: &str) -> Error {

@@ -16,6 +16,7 @@ use super::consumer::member::ConsumerMember;
 use super::events::{EventReceiver, EventSink};
 use super::listener::RebalanceListener;
 use super::offsets::{CommitState, InvalidatedSlot};
+use super::share::member::ShareMember;
 use super::state::MemberSnapshot;
 use crate::assignor::Assignor;
 use crate::transport::GroupTransport;
@@ -53,11 +54,14 @@ impl GroupMember {
         config: GroupConfig,
         listener: L,
     ) -> Result<GroupHandle<T>> {
-        if config.protocol == GroupProtocol::Consumer {
-            return Self::start_consumer(transport, config, listener);
+        match config.protocol {
+            GroupProtocol::Consumer => Self::start_consumer(transport, config, listener),
+            GroupProtocol::Share => Self::start_share(transport, config, listener),
+            GroupProtocol::Classic => {
+                let strategies = Strategies::by_names(&config.assignment_strategies)?;
+                Self::start(transport, config, listener, strategies)
+            }
         }
-        let strategies = Strategies::by_names(&config.assignment_strategies)?;
-        Self::start(transport, config, listener, strategies)
     }
 
     /// Like [`spawn`](Self::spawn) with explicit assignors (in preference order), e.g. a custom
@@ -68,11 +72,11 @@ impl GroupMember {
         listener: L,
         assignors: Vec<Arc<dyn Assignor>>,
     ) -> Result<GroupHandle<T>> {
-        if config.protocol == GroupProtocol::Consumer {
+        if config.protocol != GroupProtocol::Classic {
             return Err(Error::Config {
                 key: "group.protocol".into(),
                 message: "client-side assignors run only with group.protocol=classic; the \
-                          consumer protocol's broker assigns (group.remote.assignor)"
+                          consumer protocol's and a share group's broker assigns"
                     .into(),
             });
         }
@@ -150,6 +154,44 @@ impl GroupMember {
         let (snapshot_tx, snapshot_rx) =
             watch::channel(ConsumerMember::<T, L>::initial_snapshot(&config));
         let member = ConsumerMember::new(
+            transport.clone(),
+            Arc::new(listener),
+            config.clone(),
+            command_rx,
+            snapshot_tx,
+            events.clone(),
+        );
+        tokio::spawn(member.run());
+        Ok(GroupHandle {
+            commands: command_tx,
+            shared: Arc::new(CommitState {
+                transport,
+                config,
+                snapshot: snapshot_rx,
+                control: control_tx,
+                events,
+                invalidated: InvalidatedSlot::default(),
+            }),
+            event_rx: Arc::new(Mutex::new(Some(event_rx))),
+        })
+    }
+}
+
+impl GroupMember {
+    /// A share-group member (KIP-932): one task, heartbeats included. Its handle refuses
+    /// commits: a share group's records are acknowledged, not committed.
+    fn start_share<T: GroupTransport, L: RebalanceListener>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        listener: L,
+    ) -> Result<GroupHandle<T>> {
+        config.validate()?;
+        let config = Arc::new(config);
+        let (events, event_rx) = EventSink::channel(config.event_capacity);
+        let (command_tx, command_rx) = mpsc::channel(32);
+        let (control_tx, _) = mpsc::channel(1);
+        let (snapshot_tx, snapshot_rx) = watch::channel(ShareMember::<T, L>::initial_snapshot());
+        let member = ShareMember::new(
             transport.clone(),
             Arc::new(listener),
             config.clone(),
@@ -287,7 +329,9 @@ impl<T: GroupTransport> GroupHandle<T> {
         if self.shared.config.protocol != GroupProtocol::Consumer {
             return Err(Error::Config {
                 key: "group.protocol".into(),
-                message: "a broker-side regex subscription needs group.protocol=consumer".into(),
+                message: "a broker-side regex subscription needs group.protocol=consumer \
+                          (share groups subscribe by topic name)"
+                    .into(),
             });
         }
         self.send(Command::SubscribeRegex(regex.into())).await
@@ -308,7 +352,23 @@ impl<T: GroupTransport> GroupHandle<T> {
         offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
         limit: Duration,
     ) -> Result<()> {
+        self.refuse_share("OffsetCommit")?;
         self.shared.commit(offsets, limit).await
+    }
+
+    /// A share group commits no offsets (its records are acknowledged one by one): commits and
+    /// committed-offset look-ups are refused with [`Error::Config`] naming `group.id`.
+    fn refuse_share(&self, api: &str) -> Result<()> {
+        if self.shared.config.protocol != GroupProtocol::Share {
+            return Ok(());
+        }
+        Err(Error::Config {
+            key: "group.id".into(),
+            message: format!(
+                "{} is a share group: its records are acknowledged, it has no offsets ({api})",
+                self.shared.config.group_id
+            ),
+        })
     }
 
     /// Committed offsets (stable ones: KIP-447 `require_stable`); `None` when nothing is committed.
@@ -316,6 +376,7 @@ impl<T: GroupTransport> GroupHandle<T> {
         &self,
         partitions: impl IntoIterator<Item = TopicPartition>,
     ) -> Result<BTreeMap<TopicPartition, Option<OffsetAndMetadata>>> {
+        self.refuse_share("OffsetFetch")?;
         self.shared
             .committed(partitions.into_iter().collect())
             .await

@@ -4,11 +4,14 @@
 //! - [`classic`]: JoinGroup → SyncGroup → Heartbeat → LeaveGroup, the client-side assignors,
 //!   eager and cooperative rebalancing, static membership (KIP-345);
 //! - [`consumer`]: KIP-848's ConsumerGroupHeartbeat, the broker assigns and the member
-//!   reconciles.
+//!   reconciles;
+//! - [`share`]: KIP-932's ShareGroupHeartbeat, the broker assigns share-partitions that several
+//!   members consume at once (records are acknowledged by the runtime, not committed).
 //!
-//! Both share the handle ([`GroupHandle`]: subscribe, commit, committed, state, close), the
-//! events ([`events`]), the rebalance listener contract ([`listener`]), the commit path
-//! ([`offsets`]) and the style of their error tables ([`reaction`]). The classic protocol's
+//! All three share the handle ([`GroupHandle`]: subscribe, commit, committed, state, close; a
+//! share member refuses commits), the events ([`events`]), the rebalance listener contract
+//! ([`listener`]), the commit path ([`offsets`]) and the style of their error tables
+//! ([`reaction`]). The classic protocol's
 //! client-side assignors are in [`assignor`]; the member reaches the broker through
 //! [`GroupTransport`], which `mooring_client::Client` implements.
 //!
@@ -32,6 +35,7 @@
 //! ```
 
 pub mod assignor;
+mod by_topic_id;
 pub mod classic;
 mod command;
 pub mod config;
@@ -41,9 +45,11 @@ pub mod events;
 mod handle;
 mod leave;
 pub mod listener;
+mod member_id;
 pub mod offsets;
 pub mod reaction;
 mod requests;
+pub mod share;
 pub mod state;
 mod trace;
 pub mod transport;
@@ -57,7 +63,7 @@ pub use handle::{GroupHandle, GroupMember, WeakGroupHandle};
 pub use listener::{NoopListener, RebalanceListener};
 pub use mooring_client::OffsetAndMetadata;
 pub use mooring_client::TopicPartition;
-pub use state::{ConsumerMemberState, MemberSnapshot, MemberState};
+pub use state::{ConsumerMemberState, MemberSnapshot, MemberState, ShareMemberState};
 pub use transport::GroupTransport;
 
 /// The README's examples, compiled by `cargo test --doc`.

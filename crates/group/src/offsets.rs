@@ -368,7 +368,9 @@ impl<T: GroupTransport> CommitState<T> {
                     GroupProtocol::Classic => {
                         "the rebalance did not complete within the rebalance timeout"
                     }
-                    GroupProtocol::Consumer => "no newer member epoch within the rebalance timeout",
+                    GroupProtocol::Consumer | GroupProtocol::Share => {
+                        "no newer member epoch within the rebalance timeout"
+                    }
                 },
             )),
         }
@@ -604,7 +606,7 @@ fn commit_reaction(code: ErrorCode, sent_with: &MemberSnapshot) -> Reaction {
 fn commit_wait_code(sent_with: &MemberSnapshot) -> ErrorCode {
     match sent_with.group_protocol {
         GroupProtocol::Classic => ErrorCode::RebalanceInProgress,
-        GroupProtocol::Consumer => ErrorCode::StaleMemberEpoch,
+        GroupProtocol::Consumer | GroupProtocol::Share => ErrorCode::StaleMemberEpoch,
     }
 }
 

@@ -113,6 +113,31 @@ pub enum ConsumerMemberState {
     Fatal,
 }
 
+/// Where a share-group member (KIP-932) is, as Java's `ShareMembershipManager` names the states
+/// it goes through. A share member has no revocation to acknowledge and no offsets to commit: a
+/// new assignment is taken as soon as its topic ids have names. [`MemberSnapshot::state`] maps
+/// them onto [`MemberState`]: `Unsubscribed` → `Unjoined`, `Joining`/`Fenced` →
+/// `PreparingRebalance`, `Reconciling` → `CompletingRebalance`, `Stable` → `Stable`, `Leaving` →
+/// `Stable` until it has left, `Fatal` → `Failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShareMemberState {
+    /// Not subscribed: nothing is sent.
+    Unsubscribed,
+    /// The first heartbeat (epoch 0) is on its way, or the member rejoins after being fenced.
+    Joining,
+    /// A new assignment is being taken: topic ids resolved, the listener told.
+    Reconciling,
+    /// The coordinator's assignment is the member's.
+    Stable,
+    /// FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: partitions lost, the member rejoins at epoch 0.
+    Fenced,
+    /// The leave heartbeat (epoch -1) is on its way.
+    Leaving,
+    /// A non-retriable error stopped the member ([`MemberSnapshot::failure`]).
+    Fatal,
+}
+
 /// A copy of the member's state, as `GroupHandle::state` returns it.
 #[derive(Debug, Clone)]
 pub struct MemberSnapshot {
@@ -126,8 +151,10 @@ pub struct MemberSnapshot {
     pub generation: i32,
     /// The group protocol the member speaks.
     pub group_protocol: GroupProtocol,
-    /// The `consumer` protocol's own state (`None` for a classic member).
+    /// The `consumer` protocol's own state (`None` for other members).
     pub consumer_state: Option<ConsumerMemberState>,
+    /// A share-group member's own state (`None` for other members).
+    pub share_state: Option<ShareMemberState>,
     /// The assignor the coordinator picked for the current generation.
     pub protocol_name: Option<String>,
     /// Eager or cooperative (fixed by the configured strategies).
@@ -161,6 +188,7 @@ impl PartialEq for MemberSnapshot {
             && self.generation == other.generation
             && self.group_protocol == other.group_protocol
             && self.consumer_state == other.consumer_state
+            && self.share_state == other.share_state
             && self.protocol_name == other.protocol_name
             && self.rebalance_protocol == other.rebalance_protocol
             && self.leader_id == other.leader_id

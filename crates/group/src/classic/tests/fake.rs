@@ -22,7 +22,8 @@ use mooring_wire::messages::consumer_group_heartbeat::Assignment as HeartbeatAss
 use mooring_wire::messages::join_group::JoinGroupResponseMember;
 use mooring_wire::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, DescribeGroupsResponse,
-    HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message, Request, SyncGroupResponse,
+    HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, Message, Request,
+    ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupResponse,
 };
 
 use mooring_wire::primitives::Uuid;
@@ -200,6 +201,24 @@ impl Fake {
         }
     }
 
+    /// What a share coordinator with nothing new to say answers `request`: the epoch it sent
+    /// (the next one when joining), no assignment change.
+    fn default_share_heartbeat(
+        &self,
+        request: &ShareGroupHeartbeatRequest,
+    ) -> ShareGroupHeartbeatResponse {
+        let epoch = match request.member_epoch {
+            0 => self.last_epoch.load(Ordering::SeqCst) + 1,
+            e => e,
+        };
+        ShareGroupHeartbeatResponse {
+            member_id: Some(request.member_id.clone()),
+            member_epoch: epoch,
+            heartbeat_interval_ms: self.heartbeat_interval_ms.load(Ordering::SeqCst),
+            ..Default::default()
+        }
+    }
+
     /// `topic` has `count` partitions, with no replica racks.
     /// Each `topic_names` call answers only after `delay`.
     pub(crate) fn delay_name_lookups(&self, delay: std::time::Duration) {
@@ -302,6 +321,9 @@ impl GroupTransport for Fake {
         let heartbeat = (&request as &dyn Any)
             .downcast_ref::<ConsumerGroupHeartbeatRequest>()
             .cloned();
+        let share_heartbeat = (&request as &dyn Any)
+            .downcast_ref::<ShareGroupHeartbeatRequest>()
+            .cloned();
         let scripted = {
             let mut inner = self.inner.lock().unwrap();
             inner
@@ -319,10 +341,18 @@ impl GroupTransport for Fake {
                     self.last_epoch.store(r.member_epoch, Ordering::SeqCst);
                 }
             }
+            if let Some(r) = b.downcast_ref::<ShareGroupHeartbeatResponse>() {
+                if r.error_code == 0 && r.member_epoch > 0 {
+                    self.last_epoch.store(r.member_epoch, Ordering::SeqCst);
+                }
+            }
         }
         let default_heartbeat = heartbeat
             .filter(|_| scripted.is_none())
             .map(|r| self.default_heartbeat(&r));
+        let default_share_heartbeat = share_heartbeat
+            .filter(|_| scripted.is_none())
+            .map(|r| self.default_share_heartbeat(&r));
         Box::pin(async move {
             let take = |b: Box<dyn Any + Send>| -> R::Response {
                 *b.downcast::<R::Response>()
@@ -342,6 +372,7 @@ impl GroupTransport for Fake {
                         13 => Some(Box::new(LeaveGroupResponse::default())),
                         15 => Some(Box::new(DescribeGroupsResponse::default())),
                         68 => default_heartbeat.map(|r| Box::new(r) as Box<dyn Any + Send>),
+                        76 => default_share_heartbeat.map(|r| Box::new(r) as Box<dyn Any + Send>),
                         _ => None,
                     };
                     match default {

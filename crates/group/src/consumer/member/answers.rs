@@ -17,9 +17,9 @@ use tokio::time::Instant;
 
 use super::chores::Chore;
 use super::{ConsumerMember, InFlight, Sent, Unreleased};
+use crate::by_topic_id::Target;
 use crate::consumer::heartbeat::{unreleased_backoff, Wanted};
 use crate::consumer::reaction;
-use crate::consumer::target::Target;
 use crate::events::{GroupEventKind, RebalanceCause};
 use crate::listener::RebalanceListener;
 use crate::reaction::Reaction;

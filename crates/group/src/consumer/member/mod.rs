@@ -26,12 +26,14 @@ use tokio::time::{sleep_until, Instant};
 
 use self::chores::{Chore, Chores};
 use crate::assignor::RebalanceProtocol;
+use crate::by_topic_id::Target;
 use crate::command::{listener_until, Command, Ending};
 use crate::config::{GroupConfig, GroupProtocol};
-use crate::consumer::heartbeat::{new_member_id, OwnedById, SentFields, TopicSelection};
-use crate::consumer::target::{Reconciliation, Target};
+use crate::consumer::heartbeat::{OwnedById, SentFields, TopicSelection};
+use crate::consumer::target::Reconciliation;
 use crate::events::{EventSink, GroupEventKind, PhaseTimings, RebalanceCause};
 use crate::listener::RebalanceListener;
+use crate::member_id::new_member_id;
 use crate::state::{ConsumerMemberState, MemberSnapshot, MemberState};
 use crate::transport::GroupTransport;
 
@@ -198,6 +200,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             generation: -1,
             group_protocol: GroupProtocol::Consumer,
             consumer_state: Some(ConsumerMemberState::Unsubscribed),
+            share_state: None,
             protocol_name: config.remote_assignor.clone(),
             rebalance_protocol: RebalanceProtocol::Cooperative,
             leader_id: None,
@@ -230,6 +233,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
             generation: if self.epoch > 0 { self.epoch } else { -1 },
             group_protocol: GroupProtocol::Consumer,
             consumer_state: Some(self.state),
+            share_state: None,
             protocol_name: self.config.remote_assignor.clone(),
             rebalance_protocol: RebalanceProtocol::Cooperative,
             leader_id: None,

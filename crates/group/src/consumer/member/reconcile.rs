@@ -9,29 +9,21 @@
 //!
 //! Also here: giving up every partition through `lost` when the membership is gone.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mooring_client::TopicPartition;
-use mooring_wire::primitives::Uuid;
 use tokio::time::Instant;
 
 use super::ConsumerMember;
 use crate::assignor::RebalanceProtocol;
-use crate::consumer::target::{Reconciliation, Target};
+use crate::by_topic_id::Target;
+use crate::by_topic_id::{self, Resolved};
+use crate::consumer::target::Reconciliation;
 use crate::events::{RebalanceCause, ReconcileTimings};
 use crate::listener::{Callback, RebalanceListener};
 use crate::state::ConsumerMemberState;
 use crate::transport::GroupTransport;
-
-/// A target resolved to names.
-#[derive(Debug, Default)]
-struct Resolved {
-    partitions: BTreeSet<TopicPartition>,
-    ids: BTreeMap<String, Uuid>,
-    unresolved: BTreeSet<Uuid>,
-}
 
 impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// Whether a target waits to be reconciled: a new one, or one whose unresolved topic ids are
@@ -180,18 +172,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
     /// from metadata (the transport refreshes it when an id is missing). `None` when the member
     /// is to end meanwhile, or failed for good (a metadata request refused by the authorizer).
     async fn resolve(&mut self, target: &Target) -> Option<Resolved> {
-        let mut names: BTreeMap<Uuid, String> = self
-            .topic_ids
-            .iter()
-            .filter(|(_, id)| target.partitions.contains_key(id))
-            .map(|(name, id)| (*id, name.clone()))
-            .collect();
-        let missing: Vec<Uuid> = target
-            .partitions
-            .keys()
-            .filter(|id| !names.contains_key(id))
-            .copied()
-            .collect();
+        let (mut names, missing) = by_topic_id::known_names(&self.topic_ids, &target.partitions);
         if !missing.is_empty() {
             let transport = Arc::clone(&self.transport);
             let looked_up = self
@@ -212,23 +193,7 @@ impl<T: GroupTransport, L: RebalanceListener> ConsumerMember<T, L> {
                 }
             }
         }
-        let mut resolved = Resolved::default();
-        for (id, partitions) in &target.partitions {
-            match names.get(id) {
-                Some(name) => {
-                    resolved.ids.insert(name.clone(), *id);
-                    resolved.partitions.extend(
-                        partitions
-                            .iter()
-                            .map(|p| TopicPartition::new(name.clone(), *p)),
-                    );
-                }
-                None => {
-                    resolved.unresolved.insert(*id);
-                }
-            }
-        }
-        Some(resolved)
+        Some(by_topic_id::resolve(&target.partitions, &names))
     }
 
     /// Gives up every partition through `lost` (the membership is gone: nothing of them can be
