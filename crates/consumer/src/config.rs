@@ -350,14 +350,14 @@ impl ConsumerConfig {
     }
 }
 
-fn ill_typed(spec: &KeySpec, value: &str) -> ConsumerError {
+pub(crate) fn ill_typed(spec: &KeySpec, value: &str) -> ConsumerError {
     ConsumerError::Config {
         key: spec.name.into(),
         message: format!("`{value}` is not {}", spec.kind),
     }
 }
 
-fn millis(key: &str, value: &str) -> Result<Duration, ConsumerError> {
+pub(crate) fn millis(key: &str, value: &str) -> Result<Duration, ConsumerError> {
     value
         .trim()
         .parse::<u64>()
@@ -368,7 +368,7 @@ fn millis(key: &str, value: &str) -> Result<Duration, ConsumerError> {
         })
 }
 
-fn boolean(spec: &KeySpec, value: &str) -> Result<bool, ConsumerError> {
+pub(crate) fn boolean(spec: &KeySpec, value: &str) -> Result<bool, ConsumerError> {
     match value {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -376,14 +376,14 @@ fn boolean(spec: &KeySpec, value: &str) -> Result<bool, ConsumerError> {
     }
 }
 
-fn positive(spec: &KeySpec, value: &str) -> Result<usize, ConsumerError> {
+pub(crate) fn positive(spec: &KeySpec, value: &str) -> Result<usize, ConsumerError> {
     match value.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(ill_typed(spec, value)),
     }
 }
 
-fn positive_i32(spec: &KeySpec, value: &str) -> Result<i32, ConsumerError> {
+pub(crate) fn positive_i32(spec: &KeySpec, value: &str) -> Result<i32, ConsumerError> {
     match value.parse::<i32>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(ill_typed(spec, value)),

@@ -156,8 +156,11 @@ impl ConsumerError {
                 // Another process holds the instance id (the consumer protocol's refusal too).
                 E::FencedInstanceId { .. } | E::InstanceIdUnreleased { .. } => "fenced",
                 E::Encode { .. } => "unencodable",
-                // group.protocol=consumer on a broker without it: the fix is in the config.
-                E::Config { .. } | E::ConsumerProtocolUnsupported { .. } => "config",
+                // group.protocol=consumer, or a share group, on a broker without it: the fix is
+                // in the config (or the broker's).
+                E::Config { .. }
+                | E::ConsumerProtocolUnsupported { .. }
+                | E::ShareGroupsUnsupported { .. } => "config",
                 _ => "other",
             },
             _ => "other",

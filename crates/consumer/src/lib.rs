@@ -25,6 +25,8 @@
 //!   assign, `run(handler)`, `run_batch(batch_handler)`, pause/resume, seek, commits, rebalance listener, shutdown, telemetry.
 //! - [`otel`]: OpenTelemetry traces (a span per record processed, parented by its `traceparent`
 //!   header; rebalance and commit spans) and `init`, a global subscriber with an OTLP exporter.
+//! - [`share`]: share groups (KIP-932): [`share::ShareConsumer`], queue semantics with records
+//!   acknowledged one by one, locks renewed while handlers run.
 //! - [`telemetry`]: the exporter that sends the telemetry events and state snapshots to the
 //!   sidecar as NDJSON over localhost HTTP (a stable, versioned schema).
 
@@ -35,12 +37,14 @@ mod events;
 pub mod fetcher;
 pub mod otel;
 pub mod processing;
+pub mod share;
 mod shared;
+mod shutdown;
 pub mod subscription;
 pub mod telemetry;
 
 pub use config::{ConsumerConfig, FetchConfig, IsolationLevel, CONSUMER_KEYS, GROUP_KEYS};
-pub use consumer::{Consumer, ConsumerRebalanceListener, Delivery, RecordStream, ShutdownHandle};
+pub use consumer::{Consumer, ConsumerRebalanceListener, Delivery, RecordStream};
 pub use error::ConsumerError;
 pub use events::{ConsumerEvent, ConsumerEvents};
 pub use fetcher::{BrokerFetchStats, FetchStats};
@@ -48,3 +52,4 @@ pub use fetcher::{BrokerFetchStats, FetchStats};
 pub use mooring_client::TopicPartition;
 /// The group member's event types that [`ConsumerEvent::Group`] carries.
 pub use mooring_group::{GroupEvent, GroupEventKind, RebalanceCause};
+pub use shutdown::ShutdownHandle;

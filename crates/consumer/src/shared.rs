@@ -2,9 +2,8 @@
 //! is never held across an `.await`), the fetcher's network client and its per-broker counters,
 //! the wake-up of the fetch loop, the first fatal error and the telemetry sink.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
 
 use mooring_client::conn::FrameMemory;
 use mooring_client::Client;
@@ -17,6 +16,7 @@ use mooring_group::EventSink;
 use crate::events::ConsumerEvent;
 use crate::fetcher::stats::FetchCounters;
 use crate::subscription::SubscriptionState;
+use crate::telemetry::fatal::FatalDelivery;
 
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -46,10 +46,8 @@ pub(crate) struct Shared {
     /// When the last iteration began: nanoseconds after `created`, plus one (0: never).
     loop_tick_nanos: AtomicU64,
     created: std::time::Instant,
-    /// Telemetry exporters running: `run` gives them a moment to deliver its fatal error.
-    exporters: AtomicUsize,
-    /// `true` once an exporter has delivered the fatal error to its sidecar.
-    fatal_exported: watch::Sender<bool>,
+    /// Whether a telemetry exporter delivered the fatal error.
+    pub(crate) fatal_delivery: FatalDelivery,
 }
 
 impl Shared {
@@ -75,8 +73,7 @@ impl Shared {
             loop_ticks: AtomicU64::new(0),
             loop_tick_nanos: AtomicU64::new(0),
             created: std::time::Instant::now(),
-            exporters: AtomicUsize::new(0),
-            fatal_exported: watch::Sender::new(false),
+            fatal_delivery: FatalDelivery::default(),
         }
     }
 
@@ -161,31 +158,6 @@ impl Shared {
         self.shutdown_at.get().copied()
     }
 
-    /// A telemetry exporter started (`true`) or stopped (`false`).
-    pub(crate) fn exporter_attached(&self, attached: bool) {
-        if attached {
-            self.exporters.fetch_add(1, Ordering::SeqCst);
-        } else {
-            self.exporters.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// An exporter delivered the fatal error to its sidecar.
-    pub(crate) fn fatal_exported(&self) {
-        self.fatal_exported.send_replace(true);
-    }
-
-    /// Waits until an exporter has delivered the fatal error, at most `bound`; at once without an
-    /// exporter (the sidecar learns of the stop from what `run` returns being logged, and from
-    /// the exporter's own shutdown flush).
-    pub(crate) async fn await_fatal_exported(&self, bound: Duration) {
-        if self.exporters.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let mut exported = self.fatal_exported.subscribe();
-        let _ = tokio::time::timeout(bound, exported.wait_for(|done| *done)).await;
-    }
-
     pub(crate) fn emit(&self, event: ConsumerEvent) {
         self.events.send(event);
     }
@@ -193,5 +165,15 @@ impl Shared {
     /// Wakes the fetch loop (it also polls every 100 ms, so a missed wake only delays).
     pub(crate) fn wake(&self) {
         self.wake.notify_one();
+    }
+}
+
+impl crate::shutdown::Stop for Shared {
+    fn request_shutdown(&self) {
+        Shared::request_shutdown(self);
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        Shared::is_shutting_down(self)
     }
 }

@@ -29,10 +29,24 @@
 //! reach it, except a `rebalance_started` whose cause it does not know (`epoch_fenced`,
 //! `instance_id_unreleased`), whose completion it then counts under `unknown`.
 
+//!
+//! # Share groups (KIP-932)
+//!
+//! Added within version 1, by the same rules: a share consumer's exporter says `share` as the
+//! member's `group_protocol`, sends the share member's group events under their existing types
+//! (`rebalance_started`, `joined`, `partitions_assigned`, `partitions_revoked`,
+//! `partitions_lost`, `rebalance_completed` with the member epoch as generation, `heartbeat`,
+//! `left`), its `fatal_error`, and instead of `snapshot` a periodic `share_snapshot`
+//! ([`Event::ShareSnapshot`], [`ShareSnapshot`]): the member's state and the consumer's
+//! cumulative counters (records acquired, accepted, released, rejected, lock renewals, locks that
+//! ran out before a verdict, delivery counts). Per-record answers are not sent: the counters carry
+//! them, at one line per snapshot interval whatever the record rate. An older sidecar skips (and
+//! counts) `share_snapshot` lines and reads the member's events as a classic member's.
+
 mod credential;
 
 pub use credential::read_token;
-use mooring_group::ConsumerMemberState;
+use mooring_group::{ConsumerMemberState, ShareMemberState};
 pub use mooring_group::{RebalanceCause, TopicPartition};
 use serde::{Deserialize, Serialize};
 
@@ -65,8 +79,8 @@ pub struct MemberIdentity {
     pub instance_id: Option<String>,
     /// `client.id`.
     pub client_id: String,
-    /// `group.protocol`: `classic` or `consumer` (absent from older exporters, and for a
-    /// consumer without a group: read as classic).
+    /// `group.protocol`: `classic` or `consumer`, or `share` for a share consumer (absent from
+    /// older exporters, and for a consumer without a group: read as classic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_protocol: Option<String>,
 }
@@ -359,6 +373,8 @@ pub enum Event {
     },
     /// The consumer's state, every snapshot interval.
     Snapshot(Snapshot),
+    /// A share consumer's state and counters, every snapshot interval (instead of `snapshot`).
+    ShareSnapshot(ShareSnapshot),
 }
 
 impl Event {
@@ -392,6 +408,7 @@ impl Event {
             Event::Shutdown { .. } => "shutdown",
             Event::EventsDropped { .. } => "events_dropped",
             Event::Snapshot(_) => "snapshot",
+            Event::ShareSnapshot(_) => "share_snapshot",
         }
     }
 }
@@ -526,6 +543,80 @@ pub fn consumer_state_name(state: ConsumerMemberState) -> &'static str {
         ConsumerMemberState::Leaving => "leaving",
         ConsumerMemberState::InstanceIdUnreleased => "instance_id_unreleased",
         ConsumerMemberState::Fatal => "fatal",
+    }
+}
+
+/// A share consumer's state at one moment (`share_snapshot`): its member and its cumulative
+/// counters since the consumer was made (a new process starts them at 0 again, which a reader
+/// takes as a counter reset). Every field defaults, so a line with fewer fields still reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShareSnapshot {
+    /// The member's state in the classic terms of [`Snapshot::member_state`] (`None`: not
+    /// running).
+    pub member_state: Option<String>,
+    /// The share member's own state, one of [`SHARE_MEMBER_STATES`] (`None`: not running).
+    pub share_state: Option<String>,
+    /// The member epoch (`-1`: none).
+    pub member_epoch: i32,
+    /// The share-partitions assigned to this member.
+    pub assignment: Vec<TopicPartition>,
+    /// `mooring.concurrency`: handlers that may run at once.
+    pub concurrency: usize,
+    /// Events the consumer's stream dropped so far (before the exporter saw them).
+    pub stream_dropped_total: u64,
+    /// Records acquired (handed to this member under a lock).
+    pub acquired_total: u64,
+    /// Records accepted, as the broker took the verdicts.
+    pub accepted_total: u64,
+    /// Records released (delivered again), as the broker took the verdicts.
+    pub released_total: u64,
+    /// Records rejected (poison: archived), as the broker took the verdicts.
+    pub rejected_total: u64,
+    /// Acquired offsets without a record (transaction markers, compacted records) given back.
+    pub gaps_total: u64,
+    /// Lock renewals the broker took.
+    pub renewed_total: u64,
+    /// Lock renewals the broker refused.
+    pub renewals_refused_total: u64,
+    /// Records whose lock was left to run out because they were held `max.poll.interval.ms`.
+    pub renewals_given_up_total: u64,
+    /// Verdicts that came after the record's lock ran out, or that the broker refused for it
+    /// (the record is delivered again, to any member).
+    pub lock_expired_total: u64,
+    /// Verdicts lost otherwise (a leader moved, a session ended under them).
+    pub acknowledgements_failed_total: u64,
+    /// Records acquired at delivery count 1, 2, …: element `i` counts delivery count `i + 1`, the
+    /// last element that count or more.
+    pub acquired_by_delivery: Vec<u64>,
+    /// Records released at delivery count 1, 2, …, as `acquired_by_delivery`: with the group's
+    /// `share.delivery.count.limit`, the releases the broker archives instead of delivering
+    /// again.
+    pub released_by_delivery: Vec<u64>,
+}
+
+/// Every `share_state` of a [`ShareSnapshot`]: the closed set of the sidecar's
+/// `mooring_share_member_state{state}` label.
+pub const SHARE_MEMBER_STATES: [&str; 7] = [
+    "unsubscribed",
+    "joining",
+    "reconciling",
+    "stable",
+    "fenced",
+    "leaving",
+    "fatal",
+];
+
+/// The `share_state` label of `state`.
+pub fn share_state_name(state: ShareMemberState) -> &'static str {
+    match state {
+        ShareMemberState::Unsubscribed => "unsubscribed",
+        ShareMemberState::Joining => "joining",
+        ShareMemberState::Reconciling => "reconciling",
+        ShareMemberState::Stable => "stable",
+        ShareMemberState::Fenced => "fenced",
+        ShareMemberState::Leaving => "leaving",
+        ShareMemberState::Fatal => "fatal",
     }
 }
 

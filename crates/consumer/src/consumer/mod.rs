@@ -7,12 +7,10 @@ mod commit;
 mod listener;
 mod rebalance;
 mod run;
-mod shutdown;
 mod stream;
 mod tasks;
 
 pub use listener::ConsumerRebalanceListener;
-pub use shutdown::ShutdownHandle;
 pub use stream::{Delivery, RecordStream};
 
 use std::collections::BTreeSet;
@@ -30,6 +28,7 @@ use crate::events::ConsumerEvents;
 use crate::fetcher::FetchStats;
 use crate::processing::{BatchHandler, Batches, Handler, ProcessingOrder};
 use crate::shared::Shared;
+use crate::shutdown::{ShutdownHandle, Stop};
 use crate::subscription::{SubscriptionMode, SubscriptionState};
 use crate::TopicPartition;
 use commit::{commit_offsets, CommitLock, EngineOps};
@@ -490,7 +489,7 @@ impl Consumer {
     /// [`ShutdownHandle::on_signals`]).
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle {
-            shared: Arc::clone(&self.inner.shared),
+            target: Arc::clone(&self.inner.shared) as Arc<dyn Stop>,
         }
     }
 

@@ -34,9 +34,7 @@ use crate::processing::spans::TraceInfo;
 use crate::processing::{Dispatch, ProcessingEngine, ProcessingEvents, StopReport};
 use crate::shared::Shared;
 use crate::subscription::SubscriptionMode;
-
-/// How long `run`, ending on a fatal error, waits at most for a telemetry exporter to deliver it.
-const FATAL_EXPORT_WAIT: Duration = Duration::from_secs(1);
+use crate::telemetry::fatal::FATAL_EXPORT_WAIT;
 
 pub(crate) async fn run<H: Dispatch>(inner: &Inner, handler: H) -> Result<(), ConsumerError> {
     let shared = Arc::clone(&inner.shared);
@@ -222,7 +220,8 @@ impl<H: Dispatch> Lifecycle<'_, H> {
                     })
                     .unwrap_or_default();
                 self.shared
-                    .await_fatal_exported(left.min(FATAL_EXPORT_WAIT))
+                    .fatal_delivery
+                    .wait(left.min(FATAL_EXPORT_WAIT))
                     .await;
                 Err(e)
             }

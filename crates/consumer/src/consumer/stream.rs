@@ -20,8 +20,8 @@ use std::task::{Context, Poll};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::ShutdownHandle;
 use crate::processing::{ConsumerRecord, Handler, NotProcessed};
+use crate::shutdown::ShutdownHandle;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 

@@ -127,6 +127,7 @@ pub(crate) async fn watch_member(shared: Arc<Shared>, mut state: watch::Receiver
                         api: match snapshot.group_protocol {
                             GroupProtocol::Classic => "JoinGroup",
                             GroupProtocol::Consumer => "ConsumerGroupHeartbeat",
+                            GroupProtocol::Share => "ShareGroupHeartbeat",
                         },
                         code,
                         message: Some("the group member stopped".into()),

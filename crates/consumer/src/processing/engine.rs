@@ -246,7 +246,7 @@ impl<H: Dispatch> ProcessingEngine<H> {
 
     /// Hands records of one partition (increasing offsets, as fetched) to the engine. Accepts the
     /// prefix that fits the partition's buffer; see [`Submitted`]. The records' batch facts are
-    /// [`BatchInfo::default`]; the fetcher uses [`submit_fetched`](Self::submit_fetched).
+    /// [`BatchInfo::default`](super::BatchInfo::default); the fetcher uses [`submit_fetched`](Self::submit_fetched).
     pub fn submit(
         &self,
         partition: &TopicPartition,

@@ -133,6 +133,8 @@ pub struct ConsumerRecord {
     partition: i32,
     record: Record,
     batch: BatchInfo,
+    /// A share group's delivery count (0: not a share group's record).
+    delivery_count: i16,
 }
 
 impl ConsumerRecord {
@@ -144,7 +146,21 @@ impl ConsumerRecord {
             partition,
             record,
             batch: BatchInfo::default(),
+            delivery_count: 0,
         }
+    }
+
+    /// The same record, delivered by a share group for the `delivery_count`-th time.
+    pub fn with_delivery_count(mut self, delivery_count: i16) -> Self {
+        self.delivery_count = delivery_count;
+        self
+    }
+
+    /// How many times a share group has delivered this record, this delivery included (KIP-932;
+    /// the group archives it once `share.delivery.count.limit` deliveries have not processed
+    /// it); `None` for a consumer group's record.
+    pub fn delivery_count(&self) -> Option<u16> {
+        u16::try_from(self.delivery_count).ok().filter(|n| *n > 0)
     }
 
     /// The same record, from a batch with this header.
@@ -166,6 +182,11 @@ impl ConsumerRecord {
     /// The topic and partition (allocates the topic name).
     pub fn topic_partition(&self) -> TopicPartition {
         TopicPartition::new(&*self.topic, self.partition)
+    }
+
+    /// The topic name as it is shared between the records of a fetch.
+    pub(crate) fn shared_topic(&self) -> &Arc<str> {
+        &self.topic
     }
 
     /// The record's offset.

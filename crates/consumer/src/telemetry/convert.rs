@@ -95,7 +95,7 @@ pub(crate) fn convert(event: ConsumerEvent) -> Option<(u64, Event)> {
 }
 
 /// A group event as the telemetry schema says it; `None` for what the schema leaves out.
-fn group_event(kind: GroupEventKind) -> Option<Event> {
+pub(crate) fn group_event(kind: GroupEventKind) -> Option<Event> {
     match kind {
         GroupEventKind::RebalanceStarted { .. }
         | GroupEventKind::PartitionsRevoked { .. }

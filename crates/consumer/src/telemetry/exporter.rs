@@ -1,5 +1,8 @@
 //! The exporter's tasks: intake (the consumer's event stream → the bounded [`Buffer`]), snapshots
 //! (every interval → the buffer) and the sender (the buffer → NDJSON POSTs to the sidecar).
+//! They serve any consumer that is a [`Source`] (what a snapshot reads, what the consumer's stream
+//! dropped) with an event stream and a conversion of its events: the [`Consumer`] here, the
+//! share consumer in `share.rs`.
 //!
 //! Nothing here can slow the consumer: the consumer's stream never waits (it drops and counts
 //! when full), intake only converts and pushes into a bounded buffer, and POSTs run in their own
@@ -20,6 +23,7 @@ use super::convert::{convert, now_ms};
 use super::http::{post, Endpoint, Post};
 use super::snapshot::snapshot;
 use crate::{Consumer, ConsumerEvent, ConsumerEvents};
+use mooring_group::EventReceiver;
 use mooring_telemetry_schema::read_token;
 use mooring_telemetry_schema::{Envelope, Event, MemberIdentity, SCHEMA_VERSION};
 
@@ -45,10 +49,50 @@ struct Stats {
     reported_dropped: AtomicU64,
 }
 
+/// What the exporter reads from the consumer it serves, besides its event stream.
+pub(crate) trait Source: Send + Sync + std::fmt::Debug + 'static {
+    /// The consumer's state now, as a snapshot line.
+    fn snapshot(&self) -> Event;
+    /// Events the consumer's stream dropped so far.
+    fn dropped_events(&self) -> u64;
+    /// An exporter started (`true`) or stopped (`false`) beside the consumer.
+    fn attached(&self, _attached: bool) {}
+    /// The exporter delivered the consumer's fatal error to the sidecar.
+    fn fatal_exported(&self) {}
+}
+
+impl Source for Consumer {
+    fn snapshot(&self) -> Event {
+        Event::Snapshot(snapshot(self))
+    }
+
+    fn dropped_events(&self) -> u64 {
+        Consumer::dropped_events(self)
+    }
+
+    fn attached(&self, attached: bool) {
+        self.telemetry_view().0.fatal_delivery.attached(attached);
+    }
+
+    fn fatal_exported(&self) {
+        self.telemetry_view().0.fatal_delivery.exported();
+    }
+}
+
+/// A consumer's event stream and how its events become schema events.
+pub(crate) struct Intake<E> {
+    /// The consumer's stream.
+    pub events: EventReceiver<E>,
+    /// Where the application's copy of each event goes (`spawn_tee`).
+    pub tee: Option<mpsc::Sender<E>>,
+    /// The schema event of a consumer event and when it happened (`None`: not exported).
+    pub convert: fn(E) -> Option<(u64, Event)>,
+}
+
 /// State the tasks share.
 #[derive(Debug)]
 struct ExporterState {
-    consumer: Consumer,
+    source: Box<dyn Source>,
     config: ExporterConfig,
     endpoint: Endpoint,
     buffer: Buffer,
@@ -91,8 +135,42 @@ impl ExporterState {
 
     /// Everything lost so far: in the consumer's stream and in this buffer.
     fn dropped_total(&self) -> u64 {
-        self.buffer.dropped() + self.consumer.dropped_events()
+        self.buffer.dropped() + self.source.dropped_events()
     }
+}
+
+/// Starts the intake, snapshot and sender tasks for `source`, whose lines say `identity`.
+pub(crate) fn start<E: Clone + Send + 'static>(
+    source: Box<dyn Source>,
+    identity: MemberIdentity,
+    intake: Intake<E>,
+    config: ExporterConfig,
+) -> Result<ExporterHandle, TelemetryError> {
+    let endpoint = Endpoint::checked(&config.endpoint, config.allow_remote)
+        .map_err(TelemetryError::Endpoint)?;
+    let shared = Arc::new(ExporterState {
+        source,
+        buffer: Buffer::new(config.buffer_capacity),
+        config,
+        endpoint,
+        stats: Stats::default(),
+        identity: Mutex::new(identity),
+        seq: AtomicU64::new(0),
+        ready: Notify::new(),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (stop_sender_tx, stop_sender_rx) = watch::channel(false);
+    let intake = tokio::spawn(take_events(Arc::clone(&shared), intake, stop_rx.clone()));
+    let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx));
+    shared.source.attached(true);
+    let sender = tokio::spawn(sender(Arc::clone(&shared), stop_sender_rx));
+    Ok(ExporterHandle {
+        shared,
+        stop: stop_tx,
+        stop_sender: stop_sender_tx,
+        producers: vec![intake, snapshots],
+        sender,
+    })
 }
 
 /// Sends a [`Consumer`]'s telemetry to the sidecar. See the [module docs](super).
@@ -133,53 +211,25 @@ impl TelemetryExporter {
         config: ExporterConfig,
         tee: Option<mpsc::Sender<ConsumerEvent>>,
     ) -> Result<ExporterHandle, TelemetryError> {
-        let endpoint = Endpoint::checked(&config.endpoint, config.allow_remote)
+        // The endpoint is checked before the stream is taken: a bad one leaves it to the caller.
+        Endpoint::checked(&config.endpoint, config.allow_remote)
             .map_err(TelemetryError::Endpoint)?;
         let events = consumer.events().ok_or(TelemetryError::StreamTaken)?;
         let (shared_state, _) = consumer.telemetry_view();
+        let group = shared_state.config.group.as_ref();
         let identity = MemberIdentity {
-            group: shared_state
-                .config
-                .group
-                .as_ref()
-                .map(|g| g.group_id.clone())
-                .unwrap_or_default(),
+            group: group.map(|g| g.group_id.clone()).unwrap_or_default(),
             member_id: String::new(),
-            instance_id: shared_state
-                .config
-                .group
-                .as_ref()
-                .and_then(|g| g.group_instance_id.clone()),
+            instance_id: group.and_then(|g| g.group_instance_id.clone()),
             client_id: shared_state.config.client.client_id.clone(),
-            group_protocol: shared_state
-                .config
-                .group
-                .as_ref()
-                .map(|g| g.protocol.as_str().to_string()),
+            group_protocol: group.map(|g| g.protocol.as_str().to_string()),
         };
-        let shared = Arc::new(ExporterState {
-            consumer: consumer.clone(),
-            buffer: Buffer::new(config.buffer_capacity),
-            config,
-            endpoint,
-            stats: Stats::default(),
-            identity: Mutex::new(identity),
-            seq: AtomicU64::new(0),
-            ready: Notify::new(),
-        });
-        let (stop_tx, stop_rx) = watch::channel(false);
-        let (stop_sender_tx, stop_sender_rx) = watch::channel(false);
-        let intake = tokio::spawn(intake(Arc::clone(&shared), events, tee, stop_rx.clone()));
-        let snapshots = tokio::spawn(snapshots(Arc::clone(&shared), stop_rx));
-        shared_state.exporter_attached(true);
-        let sender = tokio::spawn(sender(Arc::clone(&shared), stop_sender_rx));
-        Ok(ExporterHandle {
-            shared,
-            stop: stop_tx,
-            stop_sender: stop_sender_tx,
-            producers: vec![intake, snapshots],
-            sender,
-        })
+        let intake = Intake {
+            events,
+            tee,
+            convert,
+        };
+        start(Box::new(consumer.clone()), identity, intake, config)
     }
 }
 
@@ -217,8 +267,7 @@ impl ExporterHandle {
 
     /// Sends a snapshot now (besides the periodic ones).
     pub fn snapshot_now(&self) {
-        self.shared
-            .enqueue(now_ms(), Event::Snapshot(snapshot(&self.shared.consumer)));
+        self.shared.enqueue(now_ms(), self.shared.source.snapshot());
         self.shared.ready.notify_one();
     }
 
@@ -234,22 +283,22 @@ impl ExporterHandle {
         self.stop_sender.send_replace(true);
         self.shared.ready.notify_one();
         let _ = self.sender.await;
-        self.shared
-            .consumer
-            .telemetry_view()
-            .0
-            .exporter_attached(false);
+        self.shared.source.attached(false);
         self.shared.dropped_total()
     }
 }
 
-async fn intake(
+async fn take_events<E: Clone>(
     shared: Arc<ExporterState>,
-    mut events: ConsumerEvents,
-    tee: Option<mpsc::Sender<ConsumerEvent>>,
+    intake: Intake<E>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let take = |event: ConsumerEvent| {
+    let Intake {
+        mut events,
+        tee,
+        convert,
+    } = intake;
+    let take = |event: E| {
         if let Some(tee) = &tee {
             // Never wait for the application; a full stream loses its copy only.
             let _ = tee.try_send(event.clone());
@@ -285,9 +334,7 @@ async fn snapshots(shared: Arc<ExporterState>, mut stop: watch::Receiver<bool>) 
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = tick.tick() => {
-                shared.enqueue(now_ms(), Event::Snapshot(snapshot(&shared.consumer)));
-            }
+            _ = tick.tick() => shared.enqueue(now_ms(), shared.source.snapshot()),
             _ = stop.wait_for(|s| *s) => return,
         }
     }
@@ -378,7 +425,7 @@ async fn send_batch(shared: &ExporterState) -> bool {
                 .iter()
                 .any(|e| matches!(e.event, Event::FatalError { .. }))
             {
-                shared.consumer.telemetry_view().0.fatal_exported();
+                shared.source.fatal_exported();
             }
             shared
                 .stats

@@ -5,7 +5,9 @@
 //! From the consumer's config (`mooring.telemetry.enabled = true` and the other
 //! `mooring.telemetry.*` keys, see [`TelemetryConfig`]), one call starts it, or nothing when the
 //! config leaves telemetry off: `TelemetryExporter::from_config(&consumer)?`
-//! ([`TelemetryExporter::from_config_tee`] when the application reads the events too).
+//! ([`TelemetryExporter::from_config_tee`] when the application reads the events too). A share
+//! consumer ([`ShareConsumer`](crate::share::ShareConsumer)) has its own:
+//! `ShareTelemetryExporter::from_config(&share_consumer)?`, from the same keys of its config.
 //! By hand:
 //!
 //! ```no_run
@@ -32,20 +34,25 @@
 //! - `credential`: the ingest credential's file, read by the exporter and the sidecar.
 //! - `buffer`: the bounded, drop-oldest buffer.
 //! - `http`: a minimal HTTP/1.1 POST client.
-//! - `exporter`: the intake, snapshot and sender tasks.
+//! - `exporter`: the intake, snapshot and sender tasks, for any consumer that is a source.
+//! - `share`: [`ShareTelemetryExporter`], the share consumer's source and conversions.
 
 mod buffer;
 mod config;
 mod convert;
 mod exporter;
+pub(crate) mod fatal;
 mod http;
+mod share;
 mod snapshot;
 
 pub use config::{ExporterConfig, TelemetryConfig, DEFAULT_ENDPOINT, TELEMETRY_KEYS};
 pub use exporter::{ExporterHandle, TelemetryError, TelemetryExporter};
 pub use mooring_telemetry_schema as schema;
 pub use schema::{
-    consumer_state_name, read_token, BrokerFetchSnapshot, Envelope, Event, HandlerLatency,
-    MemberIdentity, PartitionSnapshot, Phases, RebalanceCause, ReconcilePhases, Snapshot,
-    TopicPartition, CONSUMER_MEMBER_STATES, FATAL_ERROR_KINDS, HANDLER_LATENCY_BUCKETS_SECONDS,
+    consumer_state_name, read_token, share_state_name, BrokerFetchSnapshot, Envelope, Event,
+    HandlerLatency, MemberIdentity, PartitionSnapshot, Phases, RebalanceCause, ReconcilePhases,
+    ShareSnapshot, Snapshot, TopicPartition, CONSUMER_MEMBER_STATES, FATAL_ERROR_KINDS,
+    HANDLER_LATENCY_BUCKETS_SECONDS, SHARE_MEMBER_STATES,
 };
+pub use share::ShareTelemetryExporter;

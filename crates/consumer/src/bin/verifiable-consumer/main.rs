@@ -38,36 +38,40 @@
 
 mod args;
 mod events;
+#[path = "../verifiable-common/lines.rs"]
+mod lines;
 mod reporter;
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::telemetry::TelemetryExporter;
-use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError, ShutdownHandle};
+use mooring_consumer::{Consumer, ConsumerConfig, ConsumerError};
 use tokio::sync::{mpsc, oneshot};
 
 use args::{properties, Args};
-use events::{now_millis, print_json, Simple};
+use lines::{on_signals, print_json, Simple};
 use reporter::{Listener, Parked, Reporter, Shared, NOT_REPORTED};
+
+/// The name the tool gives itself on stderr.
+const TOOL: &str = "verifiable-consumer";
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let props = match properties(&args) {
         Ok(props) => props,
         Err(message) => {
-            eprintln!("verifiable-consumer: {message}");
+            eprintln!("{TOOL}: {message}");
             return ExitCode::FAILURE;
         }
     };
     let config = match ConsumerConfig::from_properties(props) {
         Ok(config) => config,
         Err(e) => {
-            eprintln!("verifiable-consumer: {e}");
+            eprintln!("{TOOL}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -76,7 +80,7 @@ fn main() -> ExitCode {
     let _otel = match mooring_consumer::otel::init() {
         Ok(guard) => guard,
         Err(e) => {
-            eprintln!("verifiable-consumer: {e}");
+            eprintln!("{TOOL}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -87,7 +91,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("verifiable-consumer: cannot start the runtime: {e}");
+            eprintln!("{TOOL}: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -99,7 +103,7 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
     let consumer = match Consumer::new(config) {
         Ok(consumer) => consumer,
         Err(e) => {
-            eprintln!("verifiable-consumer: {e}");
+            eprintln!("{TOOL}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -107,22 +111,18 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
     let exporter = match TelemetryExporter::from_config(&consumer) {
         Ok(exporter) => exporter,
         Err(e) => {
-            eprintln!("verifiable-consumer: telemetry: {e}");
+            eprintln!("{TOOL}: telemetry: {e}");
             return ExitCode::FAILURE;
         }
     };
     let shutdown = consumer.shutdown_handle();
-    let _signals = tokio::spawn(on_signals(shutdown.clone()));
+    let _signals = tokio::spawn(on_signals(TOOL, shutdown.clone()));
     let shared = Arc::new(Shared::new());
     consumer.set_rebalance_listener(Listener {
         shared: Arc::clone(&shared),
     });
 
-    print_json(&Simple {
-        timestamp: now_millis(),
-        name: "startup_complete",
-        error: None,
-    });
+    print_json(&Simple::now("startup_complete"));
     if let Err(e) = consumer.subscribe([args.topic.clone()]) {
         return finish(Some(e));
     }
@@ -162,57 +162,11 @@ async fn run(args: Args, config: ConsumerConfig) -> ExitCode {
     finish(result.err())
 }
 
-/// SIGTERM or SIGINT: `shutdown_requested`, then a clean shutdown (as Java's shutdown hook).
-async fn on_signals(shutdown: ShutdownHandle) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(term) => term,
-        Err(e) => {
-            eprintln!("verifiable-consumer: cannot listen for SIGTERM: {e}");
-            return;
-        }
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
-    print_shutdown_requested();
-    shutdown.shutdown();
-}
-
-/// Whether `shutdown_requested` was printed.
-static SHUTDOWN_REQUESTED: AtomicBool = AtomicBool::new(false);
-
-/// `shutdown_requested`, once: on a signal, else at exit after `shutdown_complete` (Java prints it
-/// from its shutdown hook, which also runs when the tool ends by itself).
-fn print_shutdown_requested() {
-    if !SHUTDOWN_REQUESTED.swap(true, Ordering::SeqCst) {
-        print_json(&Simple {
-            timestamp: now_millis(),
-            name: "shutdown_requested",
-            error: None,
-        });
-    }
-}
-
-/// Prints `shutdown_complete` (with the fatal error, if any) and picks the exit status.
+/// Prints `shutdown_complete` (with the fatal error, if any; not the one that only says a handler
+/// was stopped unreported) and picks the exit status.
 fn finish(error: Option<ConsumerError>) -> ExitCode {
     let error = error.filter(|e| {
         !matches!(e, ConsumerError::HandlerFailed(failure) if failure.error.to_string() == NOT_REPORTED)
     });
-    if let Some(e) = &error {
-        eprintln!("verifiable-consumer: stopped on a fatal error: {e}");
-    }
-    let failed = error.is_some();
-    print_json(&Simple {
-        timestamp: now_millis(),
-        name: "shutdown_complete",
-        error: error.map(|e| e.to_string()),
-    });
-    print_shutdown_requested();
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    lines::finish(TOOL, error.map(|e| e.to_string()))
 }

@@ -12,10 +12,8 @@ use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::{Consumer, ConsumerRebalanceListener, ShutdownHandle, TopicPartition};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::events::{
-    now_millis, print_json, print_partitions, text, CommitData, OffsetsCommitted, RecordData,
-    RecordsConsumed, Summary,
-};
+use crate::events::{print_partitions, CommitData, OffsetsCommitted, RecordsConsumed, Summary};
+use crate::lines::{now_millis, print_json, text, RecordData};
 
 /// The error a handler returns for a record that will not be reported (past `--max-messages`,
 /// or still parked when a shutdown met a rebalance): under the `stop` failure policy nothing at

@@ -15,12 +15,21 @@
 //! and a warning): their records are processed again by the next owner, none is lost. A close
 //! without time left sends no LeaveGroup; the coordinator drops the member after its session
 //! timeout.
+//!
+//! A [`ShareConsumer`](crate::share::ShareConsumer) stops the same way within the same bound, but
+//! has nothing to commit: the verdicts of finished handlers are sent, the records it still holds
+//! are released to the group, and the member leaves.
 
 use std::sync::Arc;
 
-use crate::shared::Shared;
+/// What a [`ShutdownHandle`] stops: a consumer's or a share consumer's shared state.
+pub(crate) trait Stop: Send + Sync + std::fmt::Debug {
+    fn request_shutdown(&self);
+    fn is_shutting_down(&self) -> bool;
+}
 
-/// Stops a running consumer; cheap to clone.
+/// Stops a running consumer (a [`Consumer`](crate::Consumer) or a
+/// [`ShareConsumer`](crate::share::ShareConsumer)); cheap to clone.
 ///
 /// ```no_run
 /// # async fn demo(consumer: mooring_consumer::Consumer) -> Result<(), mooring_consumer::ConsumerError> {
@@ -31,19 +40,19 @@ use crate::shared::Shared;
 /// ```
 #[derive(Debug, Clone)]
 pub struct ShutdownHandle {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) target: Arc<dyn Stop>,
 }
 
 impl ShutdownHandle {
     /// Asks the consumer to stop; `run` returns once it has drained, committed and closed (within
     /// `mooring.shutdown.timeout.ms`).
     pub fn shutdown(&self) {
-        self.shared.request_shutdown();
+        self.target.request_shutdown();
     }
 
     /// Whether shutdown was asked for.
     pub fn is_shutdown(&self) -> bool {
-        self.shared.is_shutting_down()
+        self.target.is_shutting_down()
     }
 
     /// Spawns a task that calls [`shutdown`](Self::shutdown) on SIGTERM or SIGINT (Ctrl-C).
