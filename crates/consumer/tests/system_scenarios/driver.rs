@@ -300,16 +300,8 @@ impl<'c> Scenario<'c> {
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
         let global = Arc::clone(&self.global);
-        // MOORING_SCENARIO_EVENTS=DIR keeps every member's event lines in DIR/GROUP.log,
-        // prefixed with the member's index: the timeline behind a failed verdict.
-        let trace = std::env::var_os("MOORING_SCENARIO_EVENTS").and_then(|dir| {
-            let path = PathBuf::from(dir).join(format!("{}.log", self.group));
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ok()
-        });
+        // Every member's event lines, prefixed with the member's index.
+        let trace = mooring_testkit::scenario_events_file(&self.group);
         let reader = std::thread::spawn(move || {
             let mut trace = trace;
             for line in BufReader::new(stdout).lines() {
