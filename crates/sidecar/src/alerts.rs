@@ -27,11 +27,17 @@ pub enum AlertKind {
     /// How long a static member has waited for its `group.instance.id` (UNRELEASED_INSTANCE_ID,
     /// `consumer` protocol).
     InstanceIdUnreleasedSeconds,
+    /// Share groups: records rejected as poison in the rolling window.
+    ShareRejected,
+    /// Share groups: records archived after the delivery limit in the rolling window.
+    ShareArchived,
+    /// Share groups: acquisition locks that ran out before a verdict in the rolling window.
+    ShareLockExpired,
 }
 
 impl AlertKind {
     /// Every kind.
-    pub const ALL: [AlertKind; 7] = [
+    pub const ALL: [AlertKind; 10] = [
         AlertKind::Rebalances,
         AlertKind::RebalanceDurationSeconds,
         AlertKind::LagRecords,
@@ -39,6 +45,9 @@ impl AlertKind {
         AlertKind::PollStallSeconds,
         AlertKind::Fenced,
         AlertKind::InstanceIdUnreleasedSeconds,
+        AlertKind::ShareRejected,
+        AlertKind::ShareArchived,
+        AlertKind::ShareLockExpired,
     ];
 
     /// The label value and config key segment.
@@ -51,12 +60,22 @@ impl AlertKind {
             AlertKind::PollStallSeconds => "poll_stall_seconds",
             AlertKind::Fenced => "fenced",
             AlertKind::InstanceIdUnreleasedSeconds => "instance_id_unreleased_seconds",
+            AlertKind::ShareRejected => "share_rejected",
+            AlertKind::ShareArchived => "share_archived",
+            AlertKind::ShareLockExpired => "share_lock_expired",
         }
     }
 
     /// Counted over a rolling window.
     pub fn windowed(self) -> bool {
-        matches!(self, AlertKind::Rebalances | AlertKind::Fenced)
+        matches!(
+            self,
+            AlertKind::Rebalances
+                | AlertKind::Fenced
+                | AlertKind::ShareRejected
+                | AlertKind::ShareArchived
+                | AlertKind::ShareLockExpired
+        )
     }
 }
 

@@ -99,6 +99,9 @@ impl App {
                     .fold(0.0, f64::max),
                 AlertKind::PollStallSeconds => stall,
                 AlertKind::InstanceIdUnreleasedSeconds => unreleased,
+                AlertKind::ShareRejected => state.share.rejected.count(window, now) as f64,
+                AlertKind::ShareArchived => state.share.archived.count(window, now) as f64,
+                AlertKind::ShareLockExpired => state.share.lock_expired.count(window, now) as f64,
             };
             let alert = judge(kind, value, t);
             self.metrics

@@ -263,6 +263,60 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         "300",
         "the same wait: critical above (the member gives up after mooring.unreleased.instance.timeout.ms, 600 s by default)",
     ),
+    k(
+        "alerts.share_rejected.window.ms",
+        Kind::Millis,
+        "3600000",
+        "share groups: rolling window of the poison count (records rejected)",
+    ),
+    k(
+        "alerts.share_rejected.warning",
+        Kind::Number,
+        "1",
+        "share groups: records rejected as poison in the window: warning from",
+    ),
+    k(
+        "alerts.share_rejected.critical",
+        Kind::Number,
+        "100",
+        "share groups: records rejected as poison in the window: critical above",
+    ),
+    k(
+        "alerts.share_archived.window.ms",
+        Kind::Millis,
+        "3600000",
+        "share groups: rolling window of the count of records archived after share.delivery.count.limit deliveries",
+    ),
+    k(
+        "alerts.share_archived.warning",
+        Kind::Number,
+        "1",
+        "share groups: records archived after the delivery limit in the window: warning from",
+    ),
+    k(
+        "alerts.share_archived.critical",
+        Kind::Number,
+        "100",
+        "share groups: records archived after the delivery limit in the window: critical above",
+    ),
+    k(
+        "alerts.share_lock_expired.window.ms",
+        Kind::Millis,
+        "3600000",
+        "share groups: rolling window of the count of acquisition locks that ran out before a verdict",
+    ),
+    k(
+        "alerts.share_lock_expired.warning",
+        Kind::Number,
+        "10",
+        "share groups: locks that ran out before a verdict in the window: warning from",
+    ),
+    k(
+        "alerts.share_lock_expired.critical",
+        Kind::Number,
+        "100",
+        "share groups: locks that ran out before a verdict in the window: critical above",
+    ),
 ];
 
 /// What each listener allows a client (the `http.*` keys).

@@ -1,7 +1,8 @@
 //! Ingestion: NDJSON lines from the consumer's exporter (`POST /v1/events`) → [`State`] and
 //! [`Metrics`](crate::metrics::Metrics). A line that does not parse, or whose `type` this
 //! version does not know, is skipped and counted; the rest of the batch still applies. The
-//! `consumer` protocol's own events go to [`reconcile`].
+//! `consumer` protocol's own events go to [`reconcile`], a share consumer's snapshots to
+//! [`share`](crate::share).
 
 use std::time::{Duration, Instant};
 
@@ -126,6 +127,7 @@ pub fn apply(app: &App, envelope: Envelope) {
         }
         event @ Event::EventsDropped { .. } => events_dropped(app, &mut state, event),
         event @ Event::Snapshot(_) => snapshot(app, &mut state, line, event),
+        Event::ShareSnapshot(snap) => crate::share::snapshot(app, &mut state, snap, now),
         _ => {}
     }
     let stall = crate::app::poll_stall(&state, now);
@@ -225,8 +227,10 @@ fn rebalance_completed(app: &App, state: &mut State, line: Line, event: Event) {
         .unwrap_or(RebalanceCause::Unknown);
     let assignment = state.member.assignment.clone();
     // REBALANCE_IN_PROGRESS on a member that had a generation: someone else joined or
-    // left; the broker's view tells which (see `state::classify`).
+    // left; the broker's view tells which (see `state::classify`). A share member's assignment
+    // changes are the coordinator's own, with the cause the member read from them: no view.
     let needs_view = reported == RebalanceCause::MemberJoined
+        && !state.member.is_share()
         && pending.as_ref().is_some_and(|p| p.generation_before >= 0);
     let fallback = refine_cause(reported, pending.as_ref(), &assignment);
     let members_before = pending.as_ref().and_then(|p| p.members_before.clone());
@@ -371,6 +375,7 @@ fn snapshot(app: &App, state: &mut State, line: Line, event: Event) {
                         lag_records: (end - pos).max(0),
                         lag_seconds: 0.0,
                         owner: None,
+                        start_offset: None,
                     },
                 );
             }
@@ -516,7 +521,7 @@ fn events_dropped(app: &App, state: &mut State, event: Event) {
     state.dropped_seen = dropped_total;
 }
 
-/// A consumer-protocol reconciliation ended.
+/// A consumer-protocol (or share) reconciliation ended.
 fn reconciled(app: &App, state: &mut State, line: Line, event: Event) {
     let Event::Reconciled {
         member_epoch,
@@ -536,7 +541,11 @@ fn reconciled(app: &App, state: &mut State, line: Line, event: Event) {
         total_seconds,
         phases,
     };
-    reconcile::reconciled(app, state, r, now, ts_ms);
+    if state.member.is_share() {
+        reconcile::share_reconciled(app, state, r, ts_ms);
+    } else {
+        reconcile::reconciled(app, state, r, now, ts_ms);
+    }
 }
 
 /// A static member waits for its instance id.

@@ -16,6 +16,8 @@
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
 //! - [`zones`]: bytes fetched per broker and rack, the share across racks.
+//! - [`share`]: share groups (KIP-932): a share consumer's counters, archived records, the
+//!   poison and lock-expiry windows.
 //! - [`api`]: the axum routes; [`app`]: what they share; [`server`]: the listeners' timeouts
 //!   and connection cap.
 
@@ -30,6 +32,7 @@ pub mod metrics;
 pub mod reconcile;
 pub mod rules;
 pub mod server;
+pub mod share;
 pub mod state;
 pub mod watcher;
 pub mod zones;

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::share::counters::ShareCounters;
 use crate::state::PartitionLag;
 use crate::zones::FetchMetrics;
 use mooring_telemetry_schema::TopicPartition;
@@ -38,7 +39,7 @@ const MOVED_BUCKETS: &[f64] = &[
 /// The phases of `mooring_reconcile_phase_duration_seconds`.
 pub const RECONCILE_PHASES: [&str; 3] = ["revoke", "assign", "acknowledge"];
 /// The values of `mooring_group_protocol{protocol}`.
-pub const GROUP_PROTOCOLS: [&str; 2] = ["classic", "consumer"];
+pub const GROUP_PROTOCOLS: [&str; 3] = ["classic", "consumer", "share"];
 /// Buckets for round trips (seconds).
 const RTT_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -109,6 +110,9 @@ pub struct Metrics {
     pub instance_id_unreleased_wait_seconds: Gauge,
     pub instance_id_unreleased_attempts_total: IntCounter,
     pub fetch: FetchMetrics,
+    pub share: Arc<ShareCounters>,
+    pub share_member_state: IntGaugeVec,
+    pub share_delivery_count_limit: IntGauge,
 }
 
 fn hist(registry: &Registry, name: &str, help: &str, buckets: &[f64]) -> Histogram {
@@ -253,6 +257,15 @@ fn consumer_member_state(r: &Registry) -> IntGaugeVec {
     )
 }
 
+fn share_member_state(r: &Registry) -> IntGaugeVec {
+    gauge_vec(
+        r,
+        ("mooring_share_member_state", "Share groups: 1 for the share member's own state (joining, reconciling, stable, fenced, leaving, fatal, unsubscribed); all 0 for other members."),
+        "state",
+        &mooring_telemetry_schema::SHARE_MEMBER_STATES,
+    )
+}
+
 fn reconcile_phase_duration_seconds(r: &Registry) -> HistogramVec {
     let phases = HistogramOpts::new(
         "mooring_reconcile_phase_duration_seconds",
@@ -293,6 +306,7 @@ impl Metrics {
             group_protocol: group_protocol(&r),
             consumer_member_state: consumer_member_state(&r),
             reconcile_phase_duration_seconds: reconcile_phase_duration_seconds(&r),
+            share_member_state: share_member_state(&r),
             telemetry_events_received_total: telemetry_events_received_total(&r),
             // Rebalances and their phases (the classic protocol's JoinGroup, SyncGroup, callbacks).
             rebalances_failed_total: counter(&r, "mooring_rebalances_failed_total", "Failed rebalance attempts (Java: failed-rebalance-total)."),
@@ -340,9 +354,15 @@ impl Metrics {
             // What the consumer fetched, by broker and rack.
             fetch: FetchMetrics::new(&r, register)
                 .unwrap_or_else(|e| unreachable_metric("mooring_fetch_*", e)),
+            // Share groups: the consumer's counters (from its share snapshots), the group's
+            // delivery limit (from the broker watch).
+            share: ShareCounters::register(|c| r.register(c))
+                .unwrap_or_else(|e| unreachable_metric("mooring_share_*", e)),
+            share_delivery_count_limit: int_gauge(&r, "mooring_share_delivery_count_limit", "Share groups: the group's share.delivery.count.limit as the broker describes it (DescribeConfigs); -1 until read, or for other groups."),
             registry: r,
         };
         m.member_epoch.set(-1);
+        m.share_delivery_count_limit.set(-1);
         m.group_protocol.with_label_values(&["classic"]).set(1);
         // Not known until the broker watch reads a `consumer` group.
         m.group_epoch.set(-1);
@@ -367,6 +387,11 @@ pub const LAG_RECORDS: (&str, &str) = (
 pub const OWNER: (&str, &str) = (
     "mooring_partition_owner",
     "1 for the member (group.instance.id, else member id) that owns the partition, from the last Stable DescribeGroups; join it on topic and partition for lag per member.",
+);
+/// `mooring_share_partition_start_offset`: its name and help text.
+pub const START_OFFSET: (&str, &str) = (
+    "mooring_share_partition_start_offset",
+    "Share groups: the share-partition's start offset (DescribeShareGroupOffsets): every record before it is done (accepted, rejected or archived).",
 );
 /// `mooring_partition_lag_seconds`: its name and help text.
 pub const LAG_SECONDS: (&str, &str) = (
@@ -398,6 +423,15 @@ pub fn write_lag_families(out: &mut String, lag: &BTreeMap<TopicPartition, Parti
         write_labels(out, LAG_SECONDS.0, p);
         write_float(out, l.lag_seconds);
         out.push('\n');
+    }
+    if lag.values().any(|l| l.start_offset.is_some()) {
+        write_header(out, START_OFFSET);
+        for (p, l) in lag {
+            if let Some(start) = l.start_offset {
+                write_labels(out, START_OFFSET.0, p);
+                let _ = writeln!(out, "{start}");
+            }
+        }
     }
     if lag.values().any(|l| l.owner.is_some()) {
         write_header(out, OWNER);
@@ -581,6 +615,7 @@ mod tests {
                         lag_records,
                         lag_seconds,
                         owner: None,
+                        start_offset: None,
                     },
                 )
             })

@@ -85,10 +85,10 @@ fn reported_by_member(cause: RebalanceCause) -> bool {
 
 /// Takes the member's `group.protocol` (from its line's identity or its snapshot).
 pub fn set_protocol(app: &App, state: &mut State, protocol: &str) {
-    let protocol = if protocol == "consumer" {
-        "consumer"
-    } else {
-        "classic"
+    let protocol = match protocol {
+        "consumer" => "consumer",
+        "share" => "share",
+        _ => "classic",
     };
     if state.member.group_protocol != protocol {
         state.member.group_protocol = protocol.to_string();
@@ -272,6 +272,16 @@ pub fn reconciled(app: &App, state: &mut State, r: Reconciled, now: Instant, ts_
         });
         app.watch_now.notify_one();
     }
+}
+
+/// A share member's reconciliation (KIP-932): the reconciliation series, its epoch and
+/// assignment. A share member's protocol stays `share`, and its assignment changes count as
+/// rebalances through its `rebalance_completed` (by the cause it reports: a share group commits
+/// nothing, so the broker's views have no evidence to judge it by), not here.
+pub fn share_reconciled(app: &App, state: &mut State, r: Reconciled, ts_ms: u64) {
+    member_event(state, ts_ms);
+    observe(&app.metrics, &r);
+    apply(app, state, &r, true);
 }
 
 /// The histograms and counter every reconciliation feeds.

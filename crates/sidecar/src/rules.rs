@@ -12,7 +12,10 @@
 //! - per group (`namespace, job`): the rebalance count (every member sees the same rebalances;
 //!   the largest member count is the group's);
 //! - per topic (`namespace, job, topic`): lag (every sidecar of a group reports the whole group's
-//!   lag, so a per-pod rule would fire once per member).
+//!   lag, so a per-pod rule would fire once per member);
+//! - share groups: poison records (rejected, and archived after the delivery limit) per group,
+//!   summed over its members (each counts its own records, and the data is the group's problem,
+//!   whichever member drew the record); lock expiries per member (a slow member's handlers).
 //!
 //! With the Prometheus Operator a PodMonitor's targets carry `job="<namespace>/<podmonitor>"`,
 //! one per StatefulSet, i.e. one per consumer group in `deploy/kubernetes`.
@@ -90,6 +93,9 @@ fn for_secs(kind: AlertKind) -> (u64, u64) {
         AlertKind::PollStallSeconds => (60, 60),
         // A duration too, and it restarts from 0 when the member gives up and its pod restarts.
         AlertKind::InstanceIdUnreleasedSeconds => (0, 0),
+        // Counts over a window of records that are facts (a poison record, an archive, a lock
+        // that ran out): alert at once.
+        AlertKind::ShareRejected | AlertKind::ShareArchived | AlertKind::ShareLockExpired => (0, 0),
     }
 }
 
@@ -117,6 +123,15 @@ fn value(kind: AlertKind, t: &Threshold) -> String {
         AlertKind::InstanceIdUnreleasedSeconds => {
             format!("max by ({MEMBER}) (mooring_instance_id_unreleased_wait_seconds)")
         }
+        AlertKind::ShareRejected => format!(
+            "round(sum by ({GROUP}) (increase(mooring_share_records_rejected_total[{window}])))"
+        ),
+        AlertKind::ShareArchived => format!(
+            "round(sum by ({GROUP}) (increase(mooring_share_records_archived_total[{window}])))"
+        ),
+        AlertKind::ShareLockExpired => format!(
+            "round(sum by ({MEMBER}) (increase(mooring_share_lock_expired_total[{window}])))"
+        ),
     }
 }
 
@@ -129,6 +144,9 @@ fn title(kind: AlertKind) -> &'static str {
         AlertKind::LagSeconds => "MooringLagSeconds",
         AlertKind::PollStallSeconds => "MooringPollStall",
         AlertKind::InstanceIdUnreleasedSeconds => "MooringInstanceIdUnreleased",
+        AlertKind::ShareRejected => "MooringShareRecordsRejected",
+        AlertKind::ShareArchived => "MooringShareRecordsArchived",
+        AlertKind::ShareLockExpired => "MooringShareLocksExpired",
     }
 }
 
@@ -165,6 +183,18 @@ fn texts(kind: AlertKind, t: &Threshold) -> (String, String) {
         AlertKind::InstanceIdUnreleasedSeconds => (
             format!("Member {member} has waited {{value}} s for its group.instance.id ({{bound}})"),
             "consumer protocol: UNRELEASED_INSTANCE_ID, the process this static member replaces still holds its group.instance.id (a surge rollout whose old pod has not stopped, or a predecessor that died without leaving and whose session has not expired). The member retries and stays Ready meanwhile (deploy/README.md); after mooring.unreleased.instance.timeout.ms it gives up. Find the other holder of the id: /debug/group's broker_view lists each member's instance id and epoch.".to_string(),
+        ),
+        AlertKind::ShareRejected => (
+            format!("Share group {group}: {{value}} records rejected as poison in {window} ({{bound}})"),
+            "Handlers rejected these records (RejectRecord, or the failure policy reject): the broker archives them, or sends them to the group's dead-letter topic, and never delivers them again. Bad data upstream or a handler bug; the consumers' logs name each record's partition and offset.".to_string(),
+        ),
+        AlertKind::ShareArchived => (
+            format!("Share group {group}: {{value}} records archived after the delivery limit in {window} ({{bound}})"),
+            "Records released (a handler error) at a delivery count at or above the group's share.delivery.count.limit (mooring_share_delivery_count_limit): the broker archives them instead of delivering them again, so they were never processed. A handler that fails on these records every time (poison it does not reject), or a downstream that is down; mooring_share_records_acquired_by_delivery_total shows redeliveries building up.".to_string(),
+        ),
+        AlertKind::ShareLockExpired => (
+            format!("Member {member}: {{value}} share acquisition locks ran out before a verdict in {window} ({{bound}})"),
+            "The member's handlers gave verdicts after the records' acquisition locks had run out (handlers slower than share.record.lock.duration.ms with lock renewal off or refused, or held past max.poll.interval.ms): the broker had handed the records to another member, so they are processed twice and their delivery counts climb towards the limit. mooring_share_lock_renewals_refused_total and _given_up_total tell which.".to_string(),
         ),
     }
 }

@@ -24,7 +24,7 @@ const DRAIN: Duration = Duration::from_secs(5);
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Serves `router` on `listener` within `limits` until `stop` turns true, then lets the requests
-/// in flight finish (for at most [`DRAIN`]).
+/// in flight finish (for at most 5 s).
 pub async fn serve(
     listener: TcpListener,
     router: axum::Router,

@@ -50,6 +50,11 @@ impl MemberView {
     pub fn is_consumer(&self) -> bool {
         self.group_protocol == "consumer"
     }
+
+    /// Whether the member is a share consumer's (KIP-932).
+    pub fn is_share(&self) -> bool {
+        self.group_protocol == "share"
+    }
 }
 
 /// A static member waiting for its `group.instance.id` (`consumer` protocol).
@@ -245,6 +250,8 @@ pub struct Unclassified {
 pub const GROUP_TYPE_CLASSIC: &str = "classic";
 /// [`GroupView::group_type`] of a `consumer`-protocol group (ConsumerGroupDescribe).
 pub const GROUP_TYPE_CONSUMER: &str = "consumer";
+/// [`GroupView::group_type`] of a share group (ShareGroupDescribe).
+pub const GROUP_TYPE_SHARE: &str = "share";
 
 /// The group as DescribeGroups (classic) or ConsumerGroupDescribe (`consumer`) shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -258,11 +265,12 @@ pub struct GroupView {
     pub members: Vec<GroupMemberView>,
     /// When it was read, ms since the epoch.
     pub observed_ms: u64,
-    /// [`GROUP_TYPE_CLASSIC`] or [`GROUP_TYPE_CONSUMER`]: which look-up described it.
+    /// [`GROUP_TYPE_CLASSIC`], [`GROUP_TYPE_CONSUMER`] or [`GROUP_TYPE_SHARE`]: which look-up
+    /// described it.
     pub group_type: &'static str,
-    /// The group epoch (`consumer` groups).
+    /// The group epoch (`consumer` and share groups).
     pub group_epoch: Option<i32>,
-    /// The target assignment's epoch (`consumer` groups).
+    /// The target assignment's epoch (`consumer` and share groups).
     pub assignment_epoch: Option<i32>,
 }
 
@@ -333,7 +341,11 @@ pub struct PartitionLag {
     pub lag_seconds: f64,
     /// The member that owns the partition, by its `group.instance.id` (else its member id), from
     /// the last Stable DescribeGroups (the broker lists no assignments while it rebalances).
+    /// Never for a share group, whose partitions every member may fetch.
     pub owner: Option<String>,
+    /// A share group's share-partition start offset (DescribeShareGroupOffsets); `committed`
+    /// is the same then, and the lag is the broker's share-partition lag.
+    pub start_offset: Option<i64>,
 }
 
 /// Everything, behind one mutex.
@@ -399,6 +411,8 @@ pub struct State {
     /// epoch, the member's clock): a snapshot taken before it, which can reach the sidecar after
     /// it, does not undo it.
     pub member_event_ms: u64,
+    /// A share consumer and its group (KIP-932).
+    pub share: crate::share::view::ShareView,
 }
 
 impl State {
@@ -438,6 +452,7 @@ impl State {
             reconcile: ReconcileContext::default(),
             heartbeat_epoch: None,
             member_event_ms: 0,
+            share: crate::share::view::ShareView::default(),
         }
     }
 

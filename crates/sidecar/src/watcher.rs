@@ -3,12 +3,19 @@
 //! network client, `mooring-client`), so the group's state, membership, epochs and lag are known even when the
 //! consumer process is stuck or gone. A failed look-up is counted and
 //! shown in `/debug/group`; the loop itself never stops (its ticks feed `/healthz`).
+//!
+//! A share group (KIP-932) is read with ShareGroupDescribe, DescribeShareGroupOffsets (each
+//! share-partition's start offset and the broker's lag) and ListOffsets (the log end), under the
+//! same `lag.max.partitions` bound, and its `share.delivery.count.limit` with DescribeConfigs.
+//! The lag table then holds share-partitions: the start offset as the committed offset, the
+//! broker's share-partition lag as the lag (the log end minus the start offset where the broker
+//! does not say it), and no owner (every member may be assigned every share-partition).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mooring_client::admin::{ConsumerGroupDescription, GroupDescription};
+use mooring_client::admin::{ConsumerGroupDescription, GroupDescription, ShareGroupDescription};
 use mooring_client::Client;
 use mooring_client::TopicPartition;
 use mooring_client::{OffsetAndMetadata, OffsetAndTimestamp, OffsetSpec};
@@ -18,8 +25,11 @@ use crate::app::{unix_ms, unix_now, App};
 use crate::metrics::GROUP_STATES;
 use crate::state::{
     GroupMemberView, GroupView, MemberWatch, PartitionLag, State, GROUP_TYPE_CLASSIC,
-    GROUP_TYPE_CONSUMER,
+    GROUP_TYPE_CONSUMER, GROUP_TYPE_SHARE,
 };
+
+/// The group config that says how often a share group delivers a record before archiving it.
+const DELIVERY_COUNT_LIMIT: &str = "share.delivery.count.limit";
 
 /// Runs until `shutdown` turns true.
 pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
@@ -90,23 +100,47 @@ struct Described {
 /// that, it is asked first (until it says the group is not a consumer group). A broker without
 /// ConsumerGroupDescribe (UNSUPPORTED_VERSION) has no `consumer` groups: the classic answer
 /// stands.
+///
+/// A share group is not a classic or a `consumer` group either: when both say so, or when the
+/// group (or the member's telemetry) was a share group's, ShareGroupDescribe is asked (first,
+/// in the second case). A broker without share groups answers UNSUPPORTED_VERSION: no such
+/// group there.
 async fn describe(app: &App, client: &Client, group: &str) -> mooring_client::Result<Described> {
-    let consumer_first = app
-        .state()
-        .group
-        .as_ref()
-        .is_some_and(|g| g.group_type == GROUP_TYPE_CONSUMER);
+    let (consumer_first, share_first) = {
+        let state = app.state();
+        let known = state.group.as_ref().map(|g| g.group_type);
+        (
+            known == Some(GROUP_TYPE_CONSUMER),
+            known == Some(GROUP_TYPE_SHARE) || state.member.is_share(),
+        )
+    };
+    if share_first {
+        match client.describe_share_group(group).await {
+            Ok(Some(d)) => return Ok(share_view(d)),
+            Ok(None) | Err(mooring_client::Error::UnsupportedVersion { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
     if consumer_first {
         if let Some(d) = client.describe_consumer_group(group).await? {
             return Ok(consumer_view(d));
         }
     }
     let description = client.describe_group(group).await?;
-    if !consumer_first && description.state == "Dead" && description.members.is_empty() {
-        match client.describe_consumer_group(group).await {
-            Ok(Some(d)) => return Ok(consumer_view(d)),
-            Ok(None) | Err(mooring_client::Error::UnsupportedVersion { .. }) => {}
-            Err(e) => return Err(e),
+    if description.state == "Dead" && description.members.is_empty() {
+        if !consumer_first {
+            match client.describe_consumer_group(group).await {
+                Ok(Some(d)) => return Ok(consumer_view(d)),
+                Ok(None) | Err(mooring_client::Error::UnsupportedVersion { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !share_first {
+            match client.describe_share_group(group).await {
+                Ok(Some(d)) => return Ok(share_view(d)),
+                Ok(None) | Err(mooring_client::Error::UnsupportedVersion { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(classic_view(description))
@@ -190,6 +224,36 @@ fn consumer_view(d: ConsumerGroupDescription) -> Described {
     }
 }
 
+fn share_view(d: ShareGroupDescription) -> Described {
+    let members = d
+        .members
+        .into_iter()
+        .map(|m| GroupMemberView {
+            member_id: m.member_id,
+            instance_id: None,
+            client_id: m.client_id,
+            host: m.client_host,
+            partitions: m.assignment,
+            member_epoch: Some(m.member_epoch),
+            subscribed_topics: m.subscribed_topic_names,
+            subscribed_regex: None,
+            target_partitions: None,
+        })
+        .collect();
+    Described {
+        assignments_listed: true,
+        view: GroupView {
+            state: d.state,
+            protocol: d.assignor,
+            members,
+            observed_ms: unix_ms(),
+            group_type: GROUP_TYPE_SHARE,
+            group_epoch: Some(d.group_epoch),
+            assignment_epoch: Some(d.assignment_epoch),
+        },
+    }
+}
+
 async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::Result<()> {
     // The view counts as read when asked: it is at least this fresh.
     let asked = Instant::now();
@@ -200,6 +264,9 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     // The broker's state at some moment before this: what any event after it must follow.
     let answered_ms = unix_ms();
     set_group_metrics(app, &view);
+    if view.group_type == GROUP_TYPE_SHARE {
+        return watch_share_group(app, client, group, view).await;
+    }
     let offsets = read_offsets(app, client, group, &view.members).await?;
     let owners = assignments_listed.then(|| owners(&view.members));
     let now = unix_now();
@@ -306,39 +373,71 @@ fn update_lag(
     owners: Option<&BTreeMap<TopicPartition, String>>,
     now: f64,
 ) {
+    let rows = offsets
+        .watched
+        .iter()
+        .map(|tp| {
+            let partition = TopicPartition {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+            };
+            let owner = match owners {
+                Some(owners) => owners.get(&partition).cloned(),
+                None => state.lag.get(&partition).and_then(|l| l.owner.clone()),
+            };
+            LagRow {
+                committed: offsets.committed.get(tp).map(|c| c.offset),
+                end: offsets.ends.get(tp).map(|o| o.offset),
+                lag_records: None,
+                owner,
+                start_offset: None,
+                partition,
+            }
+        })
+        .collect();
+    set_lag(state, rows, now);
+}
+
+/// One watched partition's figures, for [`set_lag`].
+struct LagRow {
+    partition: TopicPartition,
+    committed: Option<i64>,
+    end: Option<i64>,
+    /// The lag when the broker says it (a share-partition's); else the log end minus the
+    /// committed offset.
+    lag_records: Option<i64>,
+    owner: Option<String>,
+    start_offset: Option<i64>,
+}
+
+/// The lag table (and its time-lag samples) as `rows` say, in place; partitions not among them
+/// are removed.
+fn set_lag(state: &mut State, rows: Vec<LagRow>, now: f64) {
     let mut watched = BTreeSet::new();
-    for tp in &offsets.watched {
-        let key = TopicPartition {
-            topic: tp.topic.clone(),
-            partition: tp.partition,
-        };
-        let end = offsets.ends.get(tp).map(|o| o.offset);
-        let committed = offsets.committed.get(tp).map(|c| c.offset);
-        if let Some(end) = end {
+    for row in rows {
+        let key = row.partition;
+        if let Some(end) = row.end {
             state
                 .samples
                 .entry(key.clone())
                 .or_default()
                 .record(end, now);
         }
-        let lag_records = match (end, committed) {
+        let lag_records = row.lag_records.unwrap_or(match (row.end, row.committed) {
             (Some(e), Some(c)) => (e - c).max(0),
             _ => 0,
-        };
-        let lag_seconds = match (committed, state.samples.get(&key)) {
+        });
+        let lag_seconds = match (row.committed, state.samples.get(&key)) {
             (Some(c), Some(s)) => s.time_lag(c, now),
             _ => 0.0,
         };
-        let owner = match owners {
-            Some(owners) => owners.get(&key).cloned(),
-            None => state.lag.get(&key).and_then(|l| l.owner.clone()),
-        };
         let lag = PartitionLag {
-            committed,
-            end,
+            committed: row.committed,
+            end: row.end,
             lag_records,
             lag_seconds,
-            owner,
+            owner: row.owner,
+            start_offset: row.start_offset,
         };
         match state.lag.get_mut(&key) {
             Some(entry) => *entry = lag,
@@ -410,4 +509,74 @@ fn track_members(state: &mut State, assignments_listed: bool, stable: bool, aske
     if stable {
         state.last_stable_members = Some((asked, listed));
     }
+}
+
+/// A share group's look-up after ShareGroupDescribe: each share-partition's start offset and
+/// lag, the log ends, and the group's delivery limit. The cause machinery of the other protocols
+/// (Stable views, each member's commits) has nothing to follow here: a share group commits
+/// nothing, and its members' assignment changes are the coordinator's, reported by the member.
+async fn watch_share_group(
+    app: &App,
+    client: &Client,
+    group: &str,
+    view: GroupView,
+) -> mooring_client::Result<()> {
+    let offsets = client.share_group_offsets(group).await?;
+    let mut partitions: BTreeSet<TopicPartition> = offsets
+        .iter()
+        .filter(|(_, o)| o.start_offset >= 0)
+        .map(|(tp, _)| tp.clone())
+        .collect();
+    for m in &view.members {
+        partitions.extend(m.partitions.iter().cloned());
+    }
+    let watched: Vec<TopicPartition> = partitions
+        .into_iter()
+        .take(app.config.lag_max_partitions)
+        .collect();
+    let ends = if watched.is_empty() {
+        BTreeMap::new()
+    } else {
+        client.list_offsets(&watched, OffsetSpec::Latest).await?
+    };
+    // The delivery limit only sharpens a metric: a refusal (no DescribeConfigs on the group for
+    // this principal) leaves it unknown, the rest of the look-up stands.
+    let limit = match client.describe_group_configs(group).await {
+        Ok(configs) => configs
+            .get(DELIVERY_COUNT_LIMIT)
+            .and_then(|v| v.as_deref()?.trim().parse::<i32>().ok()),
+        Err(error) => {
+            tracing::info!(%error, group, "the share group's configuration could not be read");
+            None
+        }
+    };
+    let now = unix_now();
+    let rows: Vec<LagRow> = watched
+        .iter()
+        .map(|tp| {
+            let share = offsets.get(tp).filter(|o| o.start_offset >= 0);
+            let start = share.map(|o| o.start_offset);
+            let end = ends.get(tp).map(|o| o.offset);
+            let lag = share.and_then(|o| o.lag).or(match (end, start) {
+                (Some(e), Some(s)) => Some((e - s).max(0)),
+                _ => None,
+            });
+            LagRow {
+                partition: TopicPartition {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                },
+                committed: start,
+                end,
+                lag_records: lag,
+                owner: None,
+                start_offset: start,
+            }
+        })
+        .collect();
+    let mut state = app.state();
+    state.group = Some(view);
+    set_lag(&mut state, rows, now);
+    crate::share::set_delivery_count_limit(app, &mut state, limit);
+    Ok(())
 }

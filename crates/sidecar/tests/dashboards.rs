@@ -348,11 +348,12 @@ mod live {
     use std::time::{Duration, Instant};
 
     use mooring_consumer::processing::ConsumerRecord;
+    use mooring_consumer::share::ShareConsumer;
     use mooring_consumer::Consumer;
     use mooring_testkit::{unique, Cluster};
 
     use super::common::get;
-    use super::support::{consumer, exporter, run, stop, watching_sidecar};
+    use super::support::{consumer, exporter, run, share, stop, watching_sidecar};
 
     /// `# TYPE` families, histogram families, sample names.
     pub struct Exported {
@@ -386,9 +387,14 @@ mod live {
     }
 
     /// A sidecar watching a real group whose member (a Mooring consumer) exports telemetry to it
-    /// and has consumed and committed: every family, the labelled ones too, has samples.
+    /// and has consumed and committed, and one watching a share group whose member (a Mooring
+    /// share consumer) has accepted, rejected and archived records: every family, the labelled
+    /// ones too, has samples on one of them.
     pub struct Busy {
         pub addr: SocketAddr,
+        /// The share group's sidecar.
+        pub share_addr: SocketAddr,
+        /// What both export.
         pub exported: Exported,
         cluster: Cluster,
         topic: String,
@@ -396,6 +402,50 @@ mod live {
         consumer: Consumer,
         run: tokio::task::JoinHandle<Result<(), mooring_consumer::ConsumerError>>,
         export: mooring_consumer::telemetry::ExporterHandle,
+        share_topic: String,
+        share_sidecar: mooring_sidecar::Running,
+        share_consumer: ShareConsumer,
+        share_run: tokio::task::JoinHandle<Result<(), mooring_consumer::ConsumerError>>,
+        share_export: mooring_consumer::telemetry::ExporterHandle,
+    }
+
+    /// Polls `addr`'s `/metrics` until every one of `wanted` has samples.
+    async fn exporting(addr: SocketAddr, wanted: &[&str]) -> Exported {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (_, text) = get(addr, "/metrics").await;
+            let e = parse(&text);
+            let missing: Vec<&str> = wanted
+                .iter()
+                .copied()
+                .filter(|w| !e.samples.iter().any(|s| s == w))
+                .collect();
+            if missing.is_empty() {
+                return e;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the sidecar never exported {missing:?}:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Both sidecars' families and samples, each once.
+    fn union(a: Exported, b: Exported) -> Exported {
+        let merge = |mut x: Vec<String>, y: Vec<String>| {
+            for n in y {
+                if !x.contains(&n) {
+                    x.push(n);
+                }
+            }
+            x
+        };
+        Exported {
+            families: merge(a.families, b.families),
+            histograms: merge(a.histograms, b.histograms),
+            samples: merge(a.samples, b.samples),
+        }
     }
 
     impl Busy {
@@ -422,6 +472,23 @@ mod live {
             let run = run(&consumer, |_r: ConsumerRecord| async move {
                 Ok::<(), String>(())
             });
+            // The share group: a share consumer whose records are accepted, rejected (poison)
+            // and archived (released at the group's delivery limit of 2).
+            let share_topic = unique("dashboards-share");
+            cluster.create_topic(&share_topic, 2);
+            let share_group = share::share_group(&cluster, 2);
+            for (value, count) in [
+                (share::ACCEPT, 20),
+                (share::REJECT, 2),
+                (share::ALWAYS_FAIL, 2),
+            ] {
+                cluster.produce_payload(&share_topic, count, value, &[]);
+            }
+            let share_sidecar = watching_sidecar(&cluster, &share_group, 300, "").await;
+            let share_addr = share_sidecar.addr;
+            let (share_consumer, share_export) =
+                share::share_consumer(&cluster, &share_group, &share_topic, share_addr);
+            let share_run = share::run(&share_consumer);
             // Until the labelled vectors have samples: lag (the watcher, from the group's
             // commits) and telemetry by type; and the handler histogram from a snapshot.
             let wanted = [
@@ -433,33 +500,32 @@ mod live {
                 "mooring_fetch_record_bytes_total",
                 "mooring_fetch_cross_rack_ratio",
             ];
-            let deadline = Instant::now() + Duration::from_secs(60);
-            let exported = loop {
-                let (_, text) = get(addr, "/metrics").await;
-                let e = parse(&text);
-                let missing: Vec<&str> = wanted
-                    .iter()
-                    .copied()
-                    .filter(|w| !e.samples.iter().any(|s| s == w))
-                    .collect();
-                if missing.is_empty() {
-                    break e;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "the sidecar never exported {missing:?}:\n{text}"
-                );
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            };
+            let exported = exporting(addr, &wanted).await;
+            // The share sidecar: its counters (archived once it read the delivery limit), the
+            // share-partitions' start offsets and lag from its watch.
+            let share_wanted = [
+                "mooring_share_records_rejected_total",
+                "mooring_share_records_archived_total",
+                "mooring_share_records_acquired_by_delivery_total",
+                "mooring_share_partition_start_offset",
+                "mooring_partition_lag_records",
+            ];
+            let share_exported = exporting(share_addr, &share_wanted).await;
             Busy {
                 addr,
-                exported,
+                share_addr,
+                exported: union(exported, share_exported),
                 cluster,
                 topic,
                 sidecar,
                 consumer,
                 run,
                 export,
+                share_topic,
+                share_sidecar,
+                share_consumer,
+                share_run,
+                share_export,
             }
         }
 
@@ -467,7 +533,11 @@ mod live {
             stop(&self.consumer, self.run).await;
             self.export.shutdown().await;
             self.sidecar.shutdown().await;
+            share::stop(&self.share_consumer, self.share_run).await;
+            self.share_export.shutdown().await;
+            self.share_sidecar.shutdown().await;
             self.cluster.delete_topic(&self.topic);
+            self.cluster.delete_topic(&self.share_topic);
         }
     }
 }
@@ -528,18 +598,23 @@ async fn every_query_names_live_metrics_and_evaluates_on_a_real_prometheus() {
     // The sidecar as the Prometheus Operator scrapes it with the example's PodMonitor, as two
     // members (two targets, one per pod name), so a query whose vector matching only works with
     // one series per metric fails here as it would in production.
-    let targets: Vec<Target> = ["orders-consumer-0", "orders-consumer-1"]
-        .into_iter()
-        .map(|pod| Target {
-            addr: busy.addr,
-            labels: vec![
-                ("pod", pod),
-                ("namespace", "orders"),
-                ("container", "sidecar"),
-                ("endpoint", "metrics"),
-            ],
-        })
-        .collect();
+    // A third target is a share group's member, so the share row's queries have series.
+    let targets: Vec<Target> = [
+        ("orders-consumer-0", busy.addr),
+        ("orders-consumer-1", busy.addr),
+        ("orders-consumer-2", busy.share_addr),
+    ]
+    .into_iter()
+    .map(|(pod, addr)| Target {
+        addr,
+        labels: vec![
+            ("pod", pod),
+            ("namespace", "orders"),
+            ("container", "sidecar"),
+            ("endpoint", "metrics"),
+        ],
+    })
+    .collect();
     let prometheus = Prometheus::start("orders/orders-consumer", &targets, &[rule_file]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     // Enough samples for rate() over the substituted 1m $__rate_interval (two or more), and every

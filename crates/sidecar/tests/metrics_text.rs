@@ -148,6 +148,7 @@ fn lag(records: i64, seconds: f64) -> PartitionLag {
         lag_records: records,
         lag_seconds: seconds,
         owner: None,
+        start_offset: None,
     }
 }
 

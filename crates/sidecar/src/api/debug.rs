@@ -23,6 +23,7 @@ pub(crate) async fn group(State(app): State<Arc<App>>) -> Response {
         "instance_id_unreleased": super::health::instance_wait_json(&state, std::time::Instant::now()),
         "rebalancing_since_ms": state.pending.as_ref().map(|p| p.started_ms),
         "broker_view": state.group,
+        "share": state.member.is_share().then_some(&state.share),
         "broker_watch_error": state.watch_error,
         "telemetry_dropped_total": state.dropped_seen,
         "telemetry_skipped_lines": state.skipped_lines,

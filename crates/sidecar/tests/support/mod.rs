@@ -6,6 +6,7 @@
 #![allow(dead_code, clippy::unwrap_used)] // each test binary uses part of it; a failed unwrap fails the test
 
 pub mod prometheus;
+pub mod share;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

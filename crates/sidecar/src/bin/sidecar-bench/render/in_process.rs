@@ -74,6 +74,7 @@ fn app_with_series(topic: &str, n: i32, per_tick: u64) -> Result<App, Error> {
                     lag_records: 1000 + i64::from(p),
                     lag_seconds: 1.5 + f64::from(p) / 1000.0,
                     owner: Some(format!("member-{}", p % 3)),
+                    start_offset: None,
                 },
             );
         }
