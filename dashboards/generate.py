@@ -258,6 +258,59 @@ def reconciliation():
     ]
 
 
+def share():
+    rate = lambda m, by="pod": f"sum by ({by}) (rate({m}{{{MEMBER}}}[{RI}]))"
+    hour = lambda m: f"round(sum(increase({m}{{{MEMBER}}}[1h])))"
+    return [
+        stat("Delivery limit", [target(f"max(mooring_share_delivery_count_limit{{{GROUP}}})", "limit")],
+             description="The share group's share.delivery.count.limit as the broker describes it (DescribeConfigs): a record released at this delivery count is archived, never delivered again. -1: not a share group, or not read yet."),
+        stat("Rejected (1 h)", [target(hour("mooring_share_records_rejected_total"), "rejected")],
+             steps=[(None, "green"), (1, "orange"), (101, "red")],
+             description="Records the selected members rejected as poison in the last hour (MooringShareRecordsRejected: warning from 1, critical above 100)."),
+        stat("Archived (1 h)", [target(hour("mooring_share_records_archived_total"), "archived")],
+             steps=[(None, "green"), (1, "orange"), (101, "red")],
+             description="Records released at the delivery limit in the last hour, which the broker archived unprocessed (MooringShareRecordsArchived: warning from 1, critical above 100)."),
+        stat("Lock expiries (1 h)", [target(hour("mooring_share_lock_expired_total"), "expired")],
+             steps=[(None, "green"), (10, "orange"), (101, "red")],
+             description="Verdicts that came after their record's acquisition lock ran out (MooringShareLocksExpired: warning from 10, critical above 100 per member)."),
+        stat("Members", [target(f"sum(mooring_share_member_state{{{MEMBER}, state=\"stable\"}})", "stable")],
+             description="Selected share members in state stable (every member may fetch every share-partition)."),
+        stat("Share-partition lag", [target(
+            f"sum(max by (topic, partition) (mooring_partition_lag_records{{{GROUP}}}"
+            f" and on (namespace, job, pod, instance, topic, partition) mooring_share_partition_start_offset{{{GROUP}}}))", "records")],
+             description="Records of the group's share-partitions not yet done (the broker's share-partition lag, DescribeShareGroupOffsets)."),
+        ts("Records per second by verdict",
+           [target(f"sum(rate(mooring_share_records_acquired_total{{{MEMBER}}}[{RI}]))", "acquired"),
+            target(f"sum(rate(mooring_share_records_accepted_total{{{MEMBER}}}[{RI}]))", "accepted"),
+            target(f"sum(rate(mooring_share_records_released_total{{{MEMBER}}}[{RI}]))", "released"),
+            target(f"sum(rate(mooring_share_records_rejected_total{{{MEMBER}}}[{RI}]))", "rejected"),
+            target(f"sum(rate(mooring_share_records_archived_total{{{MEMBER}}}[{RI}]))", "archived")],
+           w=12, unit="ops",
+           description="Acquired under a lock, then accepted (processed), released (delivered again, to any member), or rejected (poison); archived: released at the delivery limit."),
+        ts("Acquired by delivery count",
+           [target(rate("mooring_share_records_acquired_by_delivery_total", "delivery_count"), "delivery {{delivery_count}}")],
+           w=12, unit="ops",
+           description="Records acquired per second by their delivery count: redeliveries (2, 3, ...) building up mean handlers fail and release; at the limit the broker archives them."),
+        ts("Poison and archives per member",
+           [target(f"sum by (pod) (increase(mooring_share_records_rejected_total{{{MEMBER}}}[{RI}]))", "{{pod}} rejected"),
+            target(f"sum by (pod) (increase(mooring_share_records_archived_total{{{MEMBER}}}[{RI}]))", "{{pod}} archived")],
+           w=12),
+        ts("Acquisition locks",
+           [target(rate("mooring_share_lock_renewals_total"), "{{pod}} renewed"),
+            target(rate("mooring_share_lock_renewals_refused_total"), "{{pod}} renewal refused"),
+            target(rate("mooring_share_lock_renewals_given_up_total"), "{{pod}} given up (max.poll.interval.ms)"),
+            target(rate("mooring_share_lock_expired_total"), "{{pod}} expired before a verdict")],
+           w=12, unit="ops",
+           description="A handler slower than half the lock has its lock renewed; a refused or given-up renewal lets the lock run out, and the verdict that follows comes too late (the record went to another member)."),
+        ts("Share-partition start offsets",
+           [target(f"max by (topic, partition) (mooring_share_partition_start_offset{{{GROUP}}})", "{{topic}}/{{partition}}")],
+           w=12, unit="short",
+           description="Every record before a share-partition's start offset is done (DescribeShareGroupOffsets)."),
+        ts("Members by share state", [target(f"sum by (state) (mooring_share_member_state{{{MEMBER}}})", "{{state}}")], w=12,
+           description="The selected share members in each of their states (joining, reconciling, stable, fenced, leaving, fatal, unsubscribed)."),
+    ]
+
+
 def partitions():
     return [
         ts("Assigned partitions per member", [target(f"mooring_assigned_partitions{{{MEMBER}}}", "{{pod}}")], w=12,
@@ -396,6 +449,7 @@ row("Group overview", False, overview)
 row("Rebalances", False, rebalances)
 row("Lag", False, lag)
 row("Reconciliation (consumer protocol)", True, reconciliation)
+row("Share groups", True, share)
 row("Partitions", True, partitions)
 row("Zones", True, zones)
 row("Processing", True, processing)
@@ -415,7 +469,7 @@ dashboard = {
     "id": None,
     "uid": "mooring-consumer",
     "title": "Mooring consumer",
-    "description": "Mooring consumers and their sidecars: group, rebalances, lag, reconciliation (consumer protocol), partitions, processing, health. Source: dashboards/generate.py.",
+    "description": "Mooring consumers and their sidecars: group, rebalances, lag, reconciliation (consumer protocol), share groups, partitions, processing, health. Source: dashboards/generate.py.",
     "tags": ["mooring", "kafka"],
     "timezone": "browser",
     "editable": True,

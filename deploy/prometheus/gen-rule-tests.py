@@ -284,6 +284,63 @@ tests.append({
     ],
 })
 
+# Share groups, poison records rejected: the group's count (summed over its members: each counts
+# its own records) in a rolling 1 h, at once. Nothing for an hour; then pod-0 and pod-1 reject one
+# each (2: warning from 1), pod-0 100 more (102: critical above 100); an hour after the first
+# rejects they leave the window (at 121 m the window starts after the jump).
+W, C = "MooringShareRecordsRejectedWarning", "MooringShareRecordsRejectedCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_share_records_rejected_total", POD0, [(0, 61), (1, 9), (101, 60)]),
+        series("mooring_share_records_rejected_total", POD1, [(0, 61), (1, 69)]),
+    ],
+    "alert_rule_test": [
+        check(60, W),
+        check(61, W, alert(W, group_labels(), 2)),
+        check(61, C),
+        check(70, C, alert(C, group_labels(), 102)),
+        check(70, W),
+        check(131, C),
+        check(131, W),
+    ],
+})
+
+# Share groups, records archived after the delivery limit (releases at a delivery count at or
+# above share.delivery.count.limit, as the sidecar counts them): the group's count in 1 h, at once.
+W, C = "MooringShareRecordsArchivedWarning", "MooringShareRecordsArchivedCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_share_records_archived_total", POD0, [(0, 61), (1, 30)]),
+        series("mooring_share_records_archived_total", POD1, [(0, 75), (150, 16)]),
+    ],
+    "alert_rule_test": [
+        check(60, W),
+        check(61, W, alert(W, group_labels(), 1)),
+        check(75, C, alert(C, group_labels(), 151)),
+        check(75, W),
+    ],
+})
+
+# Share groups, acquisition locks that ran out before a verdict: per member in 1 h, at once.
+# pod-0: 9 (ok), 10 (warning from 10), 101 (critical above 100); pod-1 none.
+W, C = "MooringShareLocksExpiredWarning", "MooringShareLocksExpiredCritical"
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        series("mooring_share_lock_expired_total", POD0, [(0, 61), (9, 5), (10, 10), (101, 10)]),
+        series("mooring_share_lock_expired_total", POD1, [(0, 86)]),
+    ],
+    "alert_rule_test": [
+        check(61, W),
+        check(66, W, alert(W, member(POD0), 10)),
+        check(66, C),
+        check(76, C, alert(C, member(POD0), 101)),
+        check(76, W),
+    ],
+})
+
 # The sidecar down: a failed scrape alerts after 5 m; another job's failed scrape never does.
 D, A = "MooringSidecarDown", "MooringSidecarAbsent"
 other = {"namespace": NS, "job": "orders/orders-api", "pod": "orders-api-0",
