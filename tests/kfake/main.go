@@ -19,6 +19,8 @@
 //	    produces `count` records with acks=all; the reply lists the acknowledged offsets
 //	{"id":5,"cmd":"commit","group":"g","topic":"t","partition":0,"offset":5}
 //	    commits an offset for a group with no members (generation -1)
+//	{"id":6,"cmd":"group_config","group":"g","configs":{"share.auto.offset.reset":"earliest"}}
+//	    sets dynamic configs of a group, before or after it exists (kfake's SetGroupConfigs)
 //
 // Every command is answered with {"ev":"reply","id":N,...}. Everything the clients under test
 // send and receive is reported on stdout as JSON lines too ({"ev":"req",...}, {"ev":"resp",...},
@@ -76,21 +78,22 @@ func (f topicFlag) Set(s string) error {
 
 // command is one line of stdin; which fields matter depends on cmd.
 type command struct {
-	ID         int64   `json:"id"`
-	Cmd        string  `json:"cmd"`
-	Key        int16   `json:"key"`
-	Err        int16   `json:"err"`
-	Count      int     `json:"count"`
-	Group      string  `json:"group"`
-	Member     *string `json:"member"`
-	Epoch      *int32  `json:"epoch"`
-	Topic      string  `json:"topic"`
-	Partitions []int32 `json:"partitions"`
-	TopLevel   bool    `json:"top_level"`
-	Records    bool    `json:"with_records"`
-	Ms         int     `json:"ms"`
-	Partition  int32   `json:"partition"`
-	Offset     int64   `json:"offset"`
+	ID         int64             `json:"id"`
+	Cmd        string            `json:"cmd"`
+	Key        int16             `json:"key"`
+	Err        int16             `json:"err"`
+	Count      int               `json:"count"`
+	Group      string            `json:"group"`
+	Member     *string           `json:"member"`
+	Epoch      *int32            `json:"epoch"`
+	Topic      string            `json:"topic"`
+	Partitions []int32           `json:"partitions"`
+	TopLevel   bool              `json:"top_level"`
+	Records    bool              `json:"with_records"`
+	Ms         int               `json:"ms"`
+	Partition  int32             `json:"partition"`
+	Offset     int64             `json:"offset"`
+	Configs    map[string]string `json:"configs"`
 }
 
 type harness struct {
@@ -216,6 +219,9 @@ func (h *harness) run(cmd command) (map[string]any, error) {
 		return h.produce(cmd)
 	case "commit":
 		return nil, h.commit(cmd)
+	case "group_config":
+		h.cluster.SetGroupConfigs(cmd.Group, cmd.Configs)
+		return nil, nil
 	default:
 		return nil, fmt.Errorf("unknown command %q", cmd.Cmd)
 	}
@@ -333,13 +339,17 @@ func (h *harness) commit(cmd command) error {
 	return nil
 }
 
-// memberID is the member id a group request carries ("" if none).
+// memberID is the member id a group request carries ("" if none); a share session request
+// (ShareFetch, ShareAcknowledge) carries it as a nullable string.
 func memberID(req kmsg.Request) string {
 	v := reflect.ValueOf(req)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return ""
 	}
 	f := v.Elem().FieldByName("MemberID")
+	if f.IsValid() && f.Kind() == reflect.Pointer && !f.IsNil() {
+		f = f.Elem()
+	}
 	if !f.IsValid() || f.Kind() != reflect.String {
 		return ""
 	}

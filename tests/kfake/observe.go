@@ -351,6 +351,47 @@ func (o *observer) describeRequest(req kmsg.Request, ev map[string]any) {
 			}
 			ev["owned"] = owned
 		}
+	case *kmsg.ShareGroupHeartbeatRequest:
+		// As ConsumerGroupHeartbeat's: "topics" absent means null (unchanged).
+		ev["group"], ev["member"], ev["epoch"] = r.GroupID, r.MemberID, r.MemberEpoch
+		if r.SubscribedTopicNames != nil {
+			ev["topics"] = r.SubscribedTopicNames
+		}
+	case *kmsg.ShareFetchRequest:
+		ev["share_epoch"], ev["max_records"], ev["renew"] = r.ShareSessionEpoch, r.MaxRecords, r.IsRenewAck
+		if r.MemberID != nil {
+			ev["member"] = *r.MemberID
+		}
+		var parts, acks [][]any
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				parts = append(parts, []any{o.topic("", t.TopicID), p.Partition})
+				for _, b := range p.AcknowledgementBatches {
+					acks = append(acks, []any{o.topic("", t.TopicID), p.Partition, b.FirstOffset, b.LastOffset, b.AcknowledgeTypes})
+				}
+			}
+		}
+		var forgotten [][]any
+		for _, t := range r.ForgottenTopicsData {
+			for _, p := range t.Partitions {
+				forgotten = append(forgotten, []any{o.topic("", t.TopicID), p})
+			}
+		}
+		ev["partitions"], ev["acks"], ev["forgotten"] = parts, acks, forgotten
+	case *kmsg.ShareAcknowledgeRequest:
+		ev["share_epoch"], ev["renew"] = r.ShareSessionEpoch, r.IsRenewAck
+		if r.MemberID != nil {
+			ev["member"] = *r.MemberID
+		}
+		var acks [][]any
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				for _, b := range p.AcknowledgementBatches {
+					acks = append(acks, []any{o.topic("", t.TopicID), p.Partition, b.FirstOffset, b.LastOffset, b.AcknowledgeTypes})
+				}
+			}
+		}
+		ev["acks"] = acks
 	case *kmsg.MetadataRequest:
 		var topics []string
 		for _, t := range r.Topics {
@@ -388,6 +429,40 @@ func (o *observer) describeResponse(resp kmsg.Response, ev map[string]any) {
 				assigned += len(t.Partitions)
 			}
 			ev["assigned"] = assigned
+		}
+	case *kmsg.ShareGroupHeartbeatResponse:
+		ev["epoch"], ev["interval"] = r.MemberEpoch, r.HeartbeatIntervalMillis
+		if r.Assignment != nil {
+			assigned := 0
+			for _, t := range r.Assignment.TopicPartitions {
+				assigned += len(t.Partitions)
+			}
+			ev["assigned"] = assigned
+		}
+	case *kmsg.ShareFetchResponse:
+		var acquired [][]any
+		for _, t := range r.Topics {
+			name := o.topic("", t.TopicID)
+			for _, p := range t.Partitions {
+				for _, a := range p.AcquiredRecords {
+					acquired = append(acquired, []any{name, p.Partition, a.FirstOffset, a.LastOffset, a.DeliveryCount})
+				}
+				if p.ErrorCode != 0 {
+					errs = append(errs, []any{name, p.Partition, p.ErrorCode})
+				}
+				if p.AcknowledgeErrorCode != 0 {
+					errs = append(errs, []any{name, p.Partition, p.AcknowledgeErrorCode})
+				}
+			}
+		}
+		ev["acquired"] = acquired
+	case *kmsg.ShareAcknowledgeResponse:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					errs = append(errs, []any{o.topic("", t.TopicID), p.Partition, p.ErrorCode})
+				}
+			}
 		}
 	case *kmsg.FetchResponse:
 		ev["session"] = r.SessionID

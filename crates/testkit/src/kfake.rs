@@ -467,6 +467,16 @@ impl Kfake {
         }));
     }
 
+    /// Sets dynamic configs of `group` (kfake's `SetGroupConfigs`), before or after it exists:
+    /// e.g. `share.auto.offset.reset=earliest` for a share group.
+    pub fn set_group_config(&self, group: &str, configs: &[(&str, &str)]) {
+        let configs: serde_json::Map<String, Value> = configs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), json!(v)))
+            .collect();
+        self.command(json!({ "cmd": "group_config", "group": group, "configs": configs }));
+    }
+
     /// Everything reported so far, in order.
     pub fn observed(&self) -> Vec<Observed> {
         self.shared.lock().observed.clone()

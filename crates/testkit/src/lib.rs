@@ -75,6 +75,17 @@ pub fn unix_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// Where a scenario keeps its members' event lines, when `MOORING_SCENARIO_EVENTS=DIR` asks for
+/// them: `DIR/NAME.log`, opened to append (the timeline behind a failed verdict).
+pub fn scenario_events_file(name: &str) -> Option<std::fs::File> {
+    let dir = std::env::var_os("MOORING_SCENARIO_EVENTS")?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(PathBuf::from(dir).join(format!("{name}.log")))
+        .ok()
+}
+
 /// Polls `condition` every 50 ms on this thread until it holds; panics with `what` after
 /// `timeout`. For tests that drive processes, without a runtime.
 pub fn wait_blocking(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
@@ -193,6 +204,15 @@ impl Cluster {
             .get(key)
             .map(String::as_str)
             .unwrap_or_else(|| panic!("scripts/kafka env printed no {key}"))
+    }
+
+    /// Whether the brokers run share groups (KIP-932): `MOORING_KAFKA_SHARE_GROUPS` of
+    /// `scripts/kafka env` (off for 3.x releases and for a cluster started `--no-share-groups`).
+    pub fn has_share_groups(&self) -> bool {
+        self.env
+            .get("MOORING_KAFKA_SHARE_GROUPS")
+            .map(String::as_str)
+            != Some("off")
     }
 
     /// PLAINTEXT bootstrap servers, comma-separated.
