@@ -1,7 +1,7 @@
 //! What the peer binaries share: their arguments, the tally of records and value bytes, and the
-//! JSON line `consume-bench` prints (client, records, bytes, consume_secs, total_secs,
-//! records_per_sec, mib_per_sec, cpu_secs), so `scripts/bench-consumer` reads every Rust client's
-//! figures the same way.
+//! JSON line `consume-bench` (and `share-bench`) print (client, records, bytes, consume_secs,
+//! total_secs, records_per_sec, mib_per_sec, cpu_secs), so `scripts/bench-consumer` and
+//! `scripts/bench-share` read every Rust client's figures the same way.
 //!
 //! Timing as `consume-bench`'s: `consume_secs` from the first record to the N-th, `total_secs`
 //! from just before the subscription to the N-th.
@@ -99,6 +99,14 @@ impl Args {
             group,
             extra,
         })
+    }
+
+    /// Removes the extra property `key` (the last one given, if repeated) and returns its value:
+    /// for the bench's own settings, which are not the client's properties.
+    pub fn take(&mut self, key: &str) -> Option<String> {
+        let value = self.extra.iter().rev().find(|(k, _)| k == key)?.1.clone();
+        self.extra.retain(|(k, _)| k != key);
+        Some(value)
     }
 
     /// `base` with the extra properties applied over it (a key given again replaces its value).
@@ -223,6 +231,15 @@ mod tests {
             [("a", "b"), ("fetch.max.bytes", "1"), ("client.id", "x")]
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
         );
+        Ok(())
+    }
+
+    #[test]
+    fn takes_the_benchs_own_keys_out() -> Result<(), UsageError> {
+        let mut a = args(&["b:1", "t", "5", "g", "bench.x=1", "k=v", "bench.x=2"])?;
+        assert_eq!(a.take("bench.x").as_deref(), Some("2"));
+        assert_eq!(a.take("bench.x"), None);
+        assert_eq!(a.extra, [("k".to_owned(), "v".to_owned())]);
         Ok(())
     }
 
