@@ -1,6 +1,7 @@
 //! Spawning a member and the handle the runtime holds.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -136,6 +137,16 @@ impl GroupMember {
     }
 }
 
+/// What a one-task member's constructor gets: the transport, its config, the commands the handle
+/// sends, where it publishes its snapshot, and where its events go.
+type OneTaskParts<T> = (
+    Arc<T>,
+    Arc<GroupConfig>,
+    mpsc::Receiver<Command>,
+    watch::Sender<MemberSnapshot>,
+    EventSink,
+);
+
 impl GroupMember {
     /// The `consumer`-protocol member (KIP-848): one task, heartbeats included; the handle's
     /// commit path is the classic member's.
@@ -144,40 +155,17 @@ impl GroupMember {
         config: GroupConfig,
         listener: L,
     ) -> Result<GroupHandle<T>> {
-        config.validate()?;
-        let config = Arc::new(config);
-        let (events, event_rx) = EventSink::channel(config.event_capacity);
-        let (command_tx, command_rx) = mpsc::channel(32);
-        // Commits of a consumer-protocol member tell the member task nothing (its own heartbeat
-        // meets the same errors), so nobody reads this channel.
-        let (control_tx, _) = mpsc::channel(1);
-        let (snapshot_tx, snapshot_rx) =
-            watch::channel(ConsumerMember::<T, L>::initial_snapshot(&config));
-        let member = ConsumerMember::new(
-            transport.clone(),
-            Arc::new(listener),
-            config.clone(),
-            command_rx,
-            snapshot_tx,
-            events.clone(),
-        );
-        tokio::spawn(member.run());
-        Ok(GroupHandle {
-            commands: command_tx,
-            shared: Arc::new(CommitState {
-                transport,
-                config,
-                snapshot: snapshot_rx,
-                control: control_tx,
-                events,
-                invalidated: InvalidatedSlot::default(),
-            }),
-            event_rx: Arc::new(Mutex::new(Some(event_rx))),
-        })
+        let snapshot = ConsumerMember::<T, L>::initial_snapshot(&config);
+        Self::start_one_task(
+            transport,
+            config,
+            snapshot,
+            |(t, c, commands, s, events)| {
+                ConsumerMember::new(t, Arc::new(listener), c, commands, s, events).run()
+            },
+        )
     }
-}
 
-impl GroupMember {
     /// A share-group member (KIP-932): one task, heartbeats included. Its handle refuses
     /// commits: a share group's records are acknowledged, not committed.
     fn start_share<T: GroupTransport, L: RebalanceListener>(
@@ -185,21 +173,39 @@ impl GroupMember {
         config: GroupConfig,
         listener: L,
     ) -> Result<GroupHandle<T>> {
+        let snapshot = ShareMember::<T, L>::initial_snapshot();
+        Self::start_one_task(
+            transport,
+            config,
+            snapshot,
+            |(t, c, commands, s, events)| {
+                ShareMember::new(t, Arc::new(listener), c, commands, s, events).run()
+            },
+        )
+    }
+
+    /// Spawns a member that heartbeats from its own task (the consumer and share protocols).
+    /// Their commit errors tell the member task nothing (its own heartbeat meets the same
+    /// errors), so nobody reads the handle's control channel.
+    fn start_one_task<T: GroupTransport, F: Future<Output = ()> + Send + 'static>(
+        transport: Arc<T>,
+        config: GroupConfig,
+        snapshot: MemberSnapshot,
+        member: impl FnOnce(OneTaskParts<T>) -> F,
+    ) -> Result<GroupHandle<T>> {
         config.validate()?;
         let config = Arc::new(config);
         let (events, event_rx) = EventSink::channel(config.event_capacity);
         let (command_tx, command_rx) = mpsc::channel(32);
         let (control_tx, _) = mpsc::channel(1);
-        let (snapshot_tx, snapshot_rx) = watch::channel(ShareMember::<T, L>::initial_snapshot());
-        let member = ShareMember::new(
+        let (snapshot_tx, snapshot_rx) = watch::channel(snapshot);
+        tokio::spawn(member((
             transport.clone(),
-            Arc::new(listener),
             config.clone(),
             command_rx,
             snapshot_tx,
             events.clone(),
-        );
-        tokio::spawn(member.run());
+        )));
         Ok(GroupHandle {
             commands: command_tx,
             shared: Arc::new(CommitState {
