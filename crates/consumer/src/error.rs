@@ -277,3 +277,31 @@ mod tests {
         assert_eq!(sasl.kind(), "authentication");
     }
 }
+
+/// Where a consumer keeps the first fatal error: the one it stops on and `run` returns. Later
+/// ones (the same failure seen by another task) do not replace it.
+#[derive(Debug, Default)]
+pub(crate) struct FirstFatal(std::sync::Mutex<Option<ConsumerError>>);
+
+impl FirstFatal {
+    /// Keeps `error` if it is the first; `true` then.
+    pub(crate) fn keep(&self, error: &ConsumerError) -> bool {
+        let mut fatal = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = fatal.is_none();
+        if first {
+            *fatal = Some(error.clone());
+        }
+        first
+    }
+
+    /// The first fatal error, if one happened.
+    pub(crate) fn get(&self) -> Option<ConsumerError> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}

@@ -10,7 +10,7 @@ use mooring_client::Client;
 use tokio::sync::{watch, Notify};
 
 use crate::config::ConsumerConfig;
-use crate::error::ConsumerError;
+use crate::error::{ConsumerError, FirstFatal};
 use mooring_group::EventSink;
 
 use crate::events::ConsumerEvent;
@@ -31,7 +31,7 @@ pub(crate) struct Shared {
     pub(crate) fetch_stats: FetchCounters,
     /// Wakes the fetch loop: assignment, pause/resume, seek, backpressure resume, shutdown.
     pub(crate) wake: Notify,
-    fatal: Mutex<Option<ConsumerError>>,
+    fatal: FirstFatal,
     pub(crate) events: EventSink<ConsumerEvent>,
     /// `true` once shutdown is requested.
     pub(crate) shutdown: watch::Sender<bool>,
@@ -65,7 +65,7 @@ impl Shared {
             memory,
             fetch_stats: FetchCounters::default(),
             wake: Notify::new(),
-            fatal: Mutex::new(None),
+            fatal: FirstFatal::default(),
             events,
             shutdown: watch::Sender::new(false),
             shutdown_at: OnceLock::new(),
@@ -117,15 +117,7 @@ impl Shared {
     /// error line, one `FatalError` event. Later ones (the same failure, seen by another task:
     /// the fetcher and the member share the brokers' refusal) are only debug lines.
     pub(crate) fn fail(&self, error: ConsumerError) {
-        let first = {
-            let mut fatal = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
-            let first = fatal.is_none();
-            if first {
-                *fatal = Some(error.clone());
-            }
-            first
-        };
-        if first {
+        if self.fatal.keep(&error) {
             let kind = error.kind();
             tracing::error!(%error, kind, "consumer stopping on a fatal error");
             self.emit(ConsumerEvent::FatalError { kind, error });
@@ -137,10 +129,7 @@ impl Shared {
 
     /// The fatal error, if one happened.
     pub(crate) fn fatal(&self) -> Option<ConsumerError> {
-        self.fatal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.fatal.get()
     }
 
     pub(crate) fn request_shutdown(&self) {

@@ -2,7 +2,7 @@
 //! memory budget its frames count against, the counters, the shutdown request and the first fatal
 //! error.
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use mooring_client::conn::FrameMemory;
 use mooring_client::Client;
@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::config::ShareConsumerConfig;
 use super::events::{ShareEvent, ShareEvents};
 use super::stats::ShareCounters;
-use crate::error::ConsumerError;
+use crate::error::{ConsumerError, FirstFatal};
 use crate::shutdown::Stop;
 use crate::telemetry::fatal::FatalDelivery;
 
@@ -30,7 +30,7 @@ pub(crate) struct ShareShared {
     /// `true` once shutdown is requested.
     pub(crate) shutdown: watch::Sender<bool>,
     shutdown_at: OnceLock<Instant>,
-    fatal: Mutex<Option<ConsumerError>>,
+    fatal: FirstFatal,
     /// Whether a telemetry exporter delivered the fatal error.
     pub(crate) fatal_delivery: FatalDelivery,
 }
@@ -51,7 +51,7 @@ impl ShareShared {
             events,
             shutdown: watch::Sender::new(false),
             shutdown_at: OnceLock::new(),
-            fatal: Mutex::new(None),
+            fatal: FirstFatal::default(),
             fatal_delivery: FatalDelivery::default(),
         };
         Ok((shared, receiver))
@@ -59,15 +59,7 @@ impl ShareShared {
 
     /// Records the first fatal error (said once) and stops the consumer.
     pub(crate) fn fail(&self, error: ConsumerError) {
-        let first = {
-            let mut fatal = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
-            let first = fatal.is_none();
-            if first {
-                *fatal = Some(error.clone());
-            }
-            first
-        };
-        if first {
+        if self.fatal.keep(&error) {
             let kind = error.kind();
             tracing::error!(%error, kind, "share consumer stopping on a fatal error");
             self.events.send(ShareEvent::FatalError { kind, error });
@@ -76,10 +68,7 @@ impl ShareShared {
     }
 
     pub(crate) fn fatal(&self) -> Option<ConsumerError> {
-        self.fatal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.fatal.get()
     }
 
     pub(crate) fn request_shutdown(&self) {
