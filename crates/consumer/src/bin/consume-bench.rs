@@ -26,15 +26,18 @@
 //! (checked every 100 ms until then, never after, so the check costs nothing while measured),
 //! and at the end the JSON line with `records` (whatever was consumed) and `cpu_secs`.
 
+#[path = "bench-common/measure.rs"]
+mod measure;
+
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use mooring_consumer::processing::{ConsumerRecord, Handler};
+use mooring_consumer::processing::ConsumerRecord;
 use mooring_consumer::telemetry::{ExporterConfig, TelemetryExporter};
-use mooring_consumer::{Consumer, ConsumerConfig, ShutdownHandle};
+use mooring_consumer::{Consumer, ConsumerConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -74,84 +77,23 @@ struct Args {
     telemetry: Option<String>,
 }
 
-#[derive(Debug, Default)]
-struct Counts {
-    records: AtomicU64,
-    bytes: AtomicU64,
-    first: OnceLock<Instant>,
-    last: OnceLock<Instant>,
-}
-
-/// The no-op handler: counts records and value bytes, and shuts the consumer down at the N-th.
-/// A struct, so that `handle(&self)` borrows the counters: a closure handler would clone its
-/// `Arc`s for every record's future.
-struct Counter {
-    counts: Arc<Counts>,
-    shutdown: ShutdownHandle,
-    target: u64,
-}
-
-impl Handler for Counter {
-    type Error = String;
-
-    async fn handle(&self, record: ConsumerRecord) -> Result<(), String> {
-        let counts = &self.counts;
-        let _ = counts.first.get_or_init(Instant::now);
-        let bytes = record.value().map_or(0, |v| v.len()) as u64;
-        counts.bytes.fetch_add(bytes, Ordering::Relaxed);
-        let n = counts.records.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == self.target {
-            let _ = counts.last.set(Instant::now());
-            self.shutdown.shutdown();
-        }
-        Ok(())
-    }
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match args.worker_threads {
-        None => tokio::runtime::Runtime::new(),
-        Some(0) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        Some(n) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(n)
-            .enable_all()
-            .build(),
-    };
-    let runtime = match runtime {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("consume-bench: tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("consume-bench: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let worker_threads = args.worker_threads;
+    measure::main_on_runtime("consume-bench", worker_threads, run(args))
 }
 
 fn consumer(args: &Args) -> Result<Consumer, Box<dyn std::error::Error>> {
-    let mut props: Vec<(String, String)> = vec![
-        ("bootstrap.servers".into(), args.bootstrap_server.clone()),
-        ("group.id".into(), args.group.clone()),
-        ("auto.offset.reset".into(), "earliest".into()),
-        ("client.id".into(), "consume-bench".into()),
-    ];
-    for kv in &args.set {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
-        props.retain(|(key, _)| key != k);
-        props.push((k.to_owned(), v.to_owned()));
-    }
-    let config = ConsumerConfig::from_properties(props)?;
-    Ok(Consumer::new(config)?)
+    let props = measure::properties(
+        vec![
+            ("bootstrap.servers".into(), args.bootstrap_server.clone()),
+            ("group.id".into(), args.group.clone()),
+            ("auto.offset.reset".into(), "earliest".into()),
+            ("client.id".into(), "consume-bench".into()),
+        ],
+        &args.set,
+    )?;
+    Ok(Consumer::new(ConsumerConfig::from_properties(props)?)?)
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
@@ -160,7 +102,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         return idle(&consumer, &args.topic).await;
     };
     let shutdown = consumer.shutdown_handle();
-    let counts = Arc::new(Counts::default());
+    let counts = Arc::new(measure::Counts::default());
     let exporter = match &args.telemetry {
         Some(url) => Some(TelemetryExporter::spawn(
             &consumer,
@@ -171,19 +113,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let begun = Instant::now();
     consumer.subscribe([args.topic.clone()])?;
-    let handler = Counter {
+    let handler = measure::Counter {
         counts: Arc::clone(&counts),
         shutdown: shutdown.clone(),
         target,
+        delay: None,
     };
-    let watchdog = {
-        let shutdown = shutdown.clone();
-        let limit = Duration::from_secs(args.timeout_secs);
-        tokio::spawn(async move {
-            tokio::time::sleep(limit).await;
-            shutdown.shutdown();
-        })
-    };
+    let watchdog = measure::give_up_after(&shutdown, args.timeout_secs);
     let result = consumer.run(handler).await;
     watchdog.abort();
     // After the timed part: the exporter's last snapshot and flush.
@@ -197,30 +133,19 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     result?;
 
-    let records = counts.records.load(Ordering::Relaxed);
-    let (Some(first), Some(last)) = (counts.first.get(), counts.last.get()) else {
-        return Err(format!(
-            "only {records} of {target} records within {} s",
-            args.timeout_secs
-        )
-        .into());
-    };
-    // The records and bytes up to the N-th (a few more may have run before shutdown took hold).
-    let bytes = counts.bytes.load(Ordering::Relaxed) * target / records.max(1);
-    let consume = last.duration_since(*first).as_secs_f64();
-    let total = last.duration_since(begun).as_secs_f64();
+    let measured = counts.measured(target, begun, args.timeout_secs)?;
     println!(
         "{}",
         serde_json::json!({
             "client": "mooring",
             "records": target,
-            "bytes": bytes,
-            "consume_secs": consume,
-            "total_secs": total,
-            "records_per_sec": target as f64 / consume,
-            "mib_per_sec": bytes as f64 / 1048576.0 / consume,
+            "bytes": measured.bytes,
+            "consume_secs": measured.consume_secs,
+            "total_secs": measured.total_secs,
+            "records_per_sec": target as f64 / measured.consume_secs,
+            "mib_per_sec": measured.bytes as f64 / 1048576.0 / measured.consume_secs,
             "telemetry": telemetry,
-            "cpu_secs": process_cpu_secs(),
+            "cpu_secs": measure::process_cpu_secs(),
         })
     );
     Ok(())
@@ -272,18 +197,8 @@ async fn idle(consumer: &Consumer, topic: &str) -> Result<(), Box<dyn std::error
             "idle": true,
             "records": records.load(Ordering::Relaxed),
             "total_secs": begun.elapsed().as_secs_f64(),
-            "cpu_secs": process_cpu_secs(),
+            "cpu_secs": measure::process_cpu_secs(),
         })
     );
     Ok(())
-}
-
-/// User + system CPU seconds of this process so far (Linux `/proc/self/stat`, USER_HZ = 100).
-fn process_cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) as f64 / 100.0)
 }

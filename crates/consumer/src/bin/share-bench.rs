@@ -18,15 +18,15 @@
 //! The consumer keeps its defaults (`mooring.concurrency`, buffering, fetch sizes) unless `--set`
 //! says otherwise, so the figures are those of an application that configures nothing.
 
+#[path = "bench-common/measure.rs"]
+mod measure;
+
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use mooring_consumer::processing::{ConsumerRecord, Handler};
 use mooring_consumer::share::{ShareConsumer, ShareConsumerConfig};
-use mooring_consumer::ShutdownHandle;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -61,85 +61,21 @@ struct Args {
     worker_threads: Option<usize>,
 }
 
-#[derive(Debug, Default)]
-struct Counts {
-    records: AtomicU64,
-    bytes: AtomicU64,
-    first: OnceLock<Instant>,
-    last: OnceLock<Instant>,
-}
-
-/// Counts records and value bytes (after the delay, if any) and shuts the consumer down at the
-/// N-th. A struct, so that `handle(&self)` borrows the counters: a closure handler would clone
-/// its `Arc`s for every record's future.
-struct Counter {
-    counts: Arc<Counts>,
-    shutdown: ShutdownHandle,
-    target: u64,
-    delay: Option<Duration>,
-}
-
-impl Handler for Counter {
-    type Error = String;
-
-    async fn handle(&self, record: ConsumerRecord) -> Result<(), String> {
-        if let Some(delay) = self.delay {
-            tokio::time::sleep(delay).await;
-        }
-        let counts = &self.counts;
-        let _ = counts.first.get_or_init(Instant::now);
-        let bytes = record.value().map_or(0, |v| v.len()) as u64;
-        counts.bytes.fetch_add(bytes, Ordering::Relaxed);
-        let n = counts.records.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == self.target {
-            let _ = counts.last.set(Instant::now());
-            self.shutdown.shutdown();
-        }
-        Ok(())
-    }
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match args.worker_threads {
-        None => tokio::runtime::Runtime::new(),
-        Some(0) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        Some(n) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(n)
-            .enable_all()
-            .build(),
-    };
-    let runtime = match runtime {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("share-bench: tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("share-bench: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let worker_threads = args.worker_threads;
+    measure::main_on_runtime("share-bench", worker_threads, run(args))
 }
 
 fn consumer(args: &Args) -> Result<ShareConsumer, Box<dyn std::error::Error>> {
-    let mut props: Vec<(String, String)> = vec![
-        ("bootstrap.servers".into(), args.bootstrap_server.clone()),
-        ("group.id".into(), args.group.clone()),
-        ("client.id".into(), "share-bench".into()),
-    ];
-    for kv in &args.set {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
-        props.retain(|(key, _)| key != k);
-        props.push((k.to_owned(), v.to_owned()));
-    }
+    let props = measure::properties(
+        vec![
+            ("bootstrap.servers".into(), args.bootstrap_server.clone()),
+            ("group.id".into(), args.group.clone()),
+            ("client.id".into(), "share-bench".into()),
+        ],
+        &args.set,
+    )?;
     Ok(ShareConsumer::new(ShareConsumerConfig::from_properties(
         props,
     )?)?)
@@ -151,55 +87,36 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let consumer = consumer(&args)?;
     let shutdown = consumer.shutdown_handle();
-    let counts = Arc::new(Counts::default());
+    let counts = Arc::new(measure::Counts::default());
     let target = args.messages;
 
     let begun = Instant::now();
     consumer.subscribe([args.topic.clone()])?;
-    let handler = Counter {
+    let handler = measure::Counter {
         counts: Arc::clone(&counts),
         shutdown: shutdown.clone(),
         target,
         delay: (args.handler_delay_ms > 0).then(|| Duration::from_millis(args.handler_delay_ms)),
     };
-    let watchdog = {
-        let shutdown = shutdown.clone();
-        let limit = Duration::from_secs(args.timeout_secs);
-        tokio::spawn(async move {
-            tokio::time::sleep(limit).await;
-            shutdown.shutdown();
-        })
-    };
+    let watchdog = measure::give_up_after(&shutdown, args.timeout_secs);
     let result = consumer.run(handler).await;
     watchdog.abort();
     result?;
 
-    let records = counts.records.load(Ordering::Relaxed);
-    let (Some(first), Some(last)) = (counts.first.get(), counts.last.get()) else {
-        return Err(format!(
-            "only {records} of {target} records within {} s",
-            args.timeout_secs
-        )
-        .into());
-    };
-    // The records and bytes up to the N-th (a few more may have finished before shutdown took
-    // hold).
-    let bytes = counts.bytes.load(Ordering::Relaxed) * target / records.max(1);
-    let consume = last.duration_since(*first).as_secs_f64().max(1e-9);
-    let total = last.duration_since(begun).as_secs_f64();
+    let measured = counts.measured(target, begun, args.timeout_secs)?;
     let stats = consumer.stats();
     println!(
         "{}",
         serde_json::json!({
             "client": "mooring",
             "records": target,
-            "bytes": bytes,
-            "consume_secs": consume,
-            "total_secs": total,
-            "records_per_sec": target as f64 / consume,
-            "mib_per_sec": bytes as f64 / 1048576.0 / consume,
+            "bytes": measured.bytes,
+            "consume_secs": measured.consume_secs,
+            "total_secs": measured.total_secs,
+            "records_per_sec": target as f64 / measured.consume_secs,
+            "mib_per_sec": measured.bytes as f64 / 1048576.0 / measured.consume_secs,
             "handler_delay_ms": args.handler_delay_ms,
-            "cpu_secs": process_cpu_secs(),
+            "cpu_secs": measure::process_cpu_secs(),
             "stats": {
                 "acquired": stats.acquired,
                 "accepted": stats.accepted,
@@ -211,14 +128,4 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         })
     );
     Ok(())
-}
-
-/// User + system CPU seconds of this process so far (Linux `/proc/self/stat`, USER_HZ = 100).
-fn process_cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) as f64 / 100.0)
 }
