@@ -3,6 +3,7 @@
 //! `shutdown_requested`, `shutdown_complete`), `record_data`, the signal handler and the exit
 //! status. Each tool includes this file as its module `lines`.
 
+use std::future::Future;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,5 +111,28 @@ pub fn finish(tool: &'static str, error: Option<String>) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Runs `run` with logs on stderr (`RUST_LOG`) and traces over OTLP where
+/// `OTEL_EXPORTER_OTLP_*` says (flushed when it ends), on one thread: the tool's handlers start,
+/// and print, in the order their records came.
+pub fn run_traced(tool: &'static str, run: impl Future<Output = ExitCode>) -> ExitCode {
+    let _otel = match mooring_consumer::otel::init() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("{tool}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(run),
+        Err(e) => {
+            eprintln!("{tool}: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -87,26 +87,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Logs to stderr (`RUST_LOG`), and traces over OTLP when `OTEL_EXPORTER_OTLP_*` says where;
-    // the guard flushes the last spans when `main` returns.
-    let _otel = match mooring_consumer::otel::init() {
-        Ok(guard) => guard,
-        Err(e) => {
-            eprintln!("{TOOL}: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("{TOOL}: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(run(args, config, max_batch))
+    lines::run_traced(TOOL, run(args, config, max_batch))
 }
 
 async fn run(args: Args, config: ShareConsumerConfig, max_batch: usize) -> ExitCode {
