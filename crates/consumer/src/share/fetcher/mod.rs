@@ -303,7 +303,9 @@ impl ShareFetcher {
                 metadata.topics.get(&tp.topic),
             ) {
                 (Some((leader, _)), Some(topic)) if !topic.id.is_nil() => {
-                    self.ids.insert(tp.topic.clone(), topic.id);
+                    if self.ids.get(&tp.topic) != Some(&topic.id) {
+                        self.ids.insert(tp.topic.clone(), topic.id);
+                    }
                     if self.leaders.get(tp) != Some(&leader) && !self.ledger_holds(tp) {
                         self.leaders.insert(tp.clone(), leader);
                     }
@@ -311,7 +313,11 @@ impl ShareFetcher {
                 _ => self.refresh_wanted = true,
             }
         }
-        // Forget where share-partitions no longer assigned and no longer held are fetched.
+        // Forget where share-partitions no longer assigned and no longer held are fetched (this
+        // runs on every turn of the loop: nothing is built unless one is unassigned).
+        if self.leaders.keys().all(|tp| self.assigned.contains(tp)) {
+            return;
+        }
         let held: BTreeSet<TopicPartition> = self.ledger.partitions().cloned().collect();
         let assigned = &self.assigned;
         self.leaders

@@ -18,16 +18,17 @@ impl ShareFetcher {
         let now = Instant::now();
         let fetch = self.may_fetch();
         self.release_unfinished_on_close();
-        let member_id = self.member.borrow().member_id.clone();
         let mut nodes: BTreeSet<i32> = self.sessions.keys().copied().collect();
         nodes.extend(self.leaders.values().copied());
+        nodes.retain(|node| {
+            self.backoff.get(node).is_none_or(|until| *until <= now)
+                && self.sessions.get(node).is_none_or(|s| !s.in_flight)
+        });
+        if nodes.is_empty() {
+            return;
+        }
+        let member_id = self.member.borrow().member_id.clone();
         for node in nodes {
-            if self.backoff.get(&node).is_some_and(|until| *until > now) {
-                continue;
-            }
-            if self.sessions.get(&node).is_some_and(|s| s.in_flight) {
-                continue;
-            }
             let wanted: BTreeSet<TopicPartition> = self
                 .leaders
                 .iter()
