@@ -22,6 +22,7 @@ use super::config::ShareConsumerConfig;
 use super::dispatch::{Handled, Process, Workers};
 use super::events::{ShareEvent, ShareEvents};
 use super::fetcher::{Input, ShareFetcher};
+use super::queue::RecordQueue;
 use super::shared::ShareShared;
 use super::stats::ShareStats;
 use super::stream::{self, ShareRecordStream};
@@ -288,7 +289,7 @@ async fn lifecycle<P: Process>(inner: Arc<Inner>, process: Arc<P>) -> Result<(),
     let shared = Arc::clone(&inner.shared);
     let config = &shared.config;
     let (inbox, inbox_rx) = mpsc::unbounded_channel();
-    let (records, records_rx) = mpsc::unbounded_channel();
+    let records = Arc::new(RecordQueue::default());
     let member = GroupMember::spawn(
         Arc::clone(&inner.group_client),
         config.group.clone(),
@@ -305,10 +306,15 @@ async fn lifecycle<P: Process>(inner: Arc<Inner>, process: Arc<P>) -> Result<(),
             }
         })
     });
-    let fetcher = ShareFetcher::new(Arc::clone(&shared), member.watch_state(), inbox_rx, records);
+    let fetcher = ShareFetcher::new(
+        Arc::clone(&shared),
+        member.watch_state(),
+        inbox_rx,
+        Arc::clone(&records),
+    );
     let mut fetcher = tokio::spawn(fetcher.run());
     let workers = Arc::new(Workers {
-        queue: tokio::sync::Mutex::new(records_rx),
+        queue: records,
         verdicts: inbox.clone(),
         stop: shared.shutdown.subscribe(),
     });

@@ -1,5 +1,6 @@
 //! Running handlers on acquired records: `mooring.concurrency` workers take records from one
-//! queue, in the order they were acquired, and each awaits the handler inline (no task per record).
+//! [`RecordQueue`], in the order they were acquired, and each awaits the handler inline (no task
+//! per record).
 //! A share group promises no order, so any worker takes any record. Each record's verdict goes
 //! back to the fetcher: `Ok` accepts; an error (or a panic) goes to the failure policy, unless it
 //! says itself ([`RejectRecord`], [`ReleaseRecord`]).
@@ -12,11 +13,12 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use tokio::sync::{mpsc, watch, Mutex};
+use tokio::sync::{mpsc, watch};
 
 use super::ack::{Acknowledge, Verdict};
 use super::config::ShareFailurePolicy;
 use super::fetcher::Input;
+use super::queue::RecordQueue;
 use crate::processing::{ConsumerRecord, Handler};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -121,7 +123,7 @@ impl<H: Handler> Process for Handled<H> {
 
 /// What the workers share: the queue of acquired records and where verdicts go.
 pub(crate) struct Workers {
-    pub queue: Mutex<mpsc::UnboundedReceiver<ConsumerRecord>>,
+    pub queue: Arc<RecordQueue>,
     pub verdicts: mpsc::UnboundedSender<Input>,
     /// `true` once the consumer stops: queued records are released, not run.
     pub stop: watch::Receiver<bool>,
@@ -133,15 +135,12 @@ impl Workers {
     pub(crate) async fn run<P: Process>(self: Arc<Self>, process: Arc<P>) {
         let mut stop = self.stop.clone();
         loop {
-            let next = {
-                let mut queue = self.queue.lock().await;
-                if *stop.borrow() {
-                    queue.try_recv().ok().map(|r| (r, true))
-                } else {
-                    tokio::select! {
-                        r = queue.recv() => r.map(|r| (r, false)),
-                        _ = stop.wait_for(|s| *s) => continue,
-                    }
+            let next = if *stop.borrow() {
+                self.queue.try_pop().map(|r| (r, true))
+            } else {
+                tokio::select! {
+                    r = self.queue.pop() => r.map(|r| (r, false)),
+                    _ = stop.wait_for(|s| *s) => continue,
                 }
             };
             let Some((record, stopping)) = next else {

@@ -42,6 +42,7 @@ mod dispatch;
 mod events;
 mod fetcher;
 mod ledger;
+mod queue;
 mod records;
 mod session;
 mod shared;

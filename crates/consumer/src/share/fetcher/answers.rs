@@ -353,14 +353,12 @@ impl ShareFetcher {
                 acks.add_range(first, last, Acknowledge::Release, delivery_count);
             }
         }
-        for r in got.records {
+        let topic = Arc::clone(topic);
+        self.records.push(got.records.into_iter().map(|r| {
             counters.acquired(r.delivery_count);
-            let record = ConsumerRecord::new(Arc::clone(topic), tp.partition, r.record)
+            ConsumerRecord::new(Arc::clone(&topic), tp.partition, r.record)
                 .with_batch(r.batch)
-                .with_delivery_count(r.delivery_count);
-            if self.records.send(record).is_err() {
-                return;
-            }
-        }
+                .with_delivery_count(r.delivery_count)
+        }));
     }
 }

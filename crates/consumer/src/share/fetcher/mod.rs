@@ -52,9 +52,9 @@ use tokio::time::{sleep_until, Instant};
 use super::ack::Verdict;
 use super::events::ShareEvent;
 use super::ledger::{Finished, Ledger};
+use super::queue::RecordQueue;
 use super::session::{Sent, Session, TopicIds};
 use super::shared::ShareShared;
-use crate::processing::ConsumerRecord;
 use crate::TopicPartition;
 
 mod answers;
@@ -117,7 +117,7 @@ pub(crate) struct ShareFetcher {
     shared: Arc<ShareShared>,
     member: watch::Receiver<MemberSnapshot>,
     inbox: mpsc::UnboundedReceiver<Input>,
-    records: mpsc::UnboundedSender<ConsumerRecord>,
+    records: Arc<RecordQueue>,
     sessions: BTreeMap<i32, Session>,
     assigned: BTreeSet<TopicPartition>,
     /// The broker each share-partition is fetched from (and its verdicts sent to).
@@ -141,7 +141,7 @@ impl ShareFetcher {
         shared: Arc<ShareShared>,
         member: watch::Receiver<MemberSnapshot>,
         inbox: mpsc::UnboundedReceiver<Input>,
-        records: mpsc::UnboundedSender<ConsumerRecord>,
+        records: Arc<RecordQueue>,
     ) -> Self {
         ShareFetcher {
             shared,
@@ -427,6 +427,13 @@ impl ShareFetcher {
             }
             self.sessions.entry(node).or_default().renew(&tp, offset);
         }
+    }
+}
+
+impl Drop for ShareFetcher {
+    /// Whatever ends the fetcher (a close, its task aborted), the workers waiting for records end.
+    fn drop(&mut self) {
+        self.records.close();
     }
 }
 

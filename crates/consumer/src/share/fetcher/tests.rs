@@ -22,7 +22,6 @@ fn fetcher() -> ShareFetcher {
     .unwrap();
     let (shared, _events) = ShareShared::new(config).unwrap();
     let (_inbox, inbox_rx) = mpsc::unbounded_channel();
-    let (records, _records_rx) = mpsc::unbounded_channel();
     let (_member, member_rx) = watch::channel(MemberSnapshot {
         state: MemberState::Stable,
         member_id: "m".into(),
@@ -38,7 +37,7 @@ fn fetcher() -> ShareFetcher {
         subscription: BTreeSet::new(),
         failure: None,
     });
-    ShareFetcher::new(Arc::new(shared), member_rx, inbox_rx, records)
+    ShareFetcher::new(Arc::new(shared), member_rx, inbox_rx, Arc::default())
 }
 
 fn one_record(offset: i64) -> bytes::Bytes {
