@@ -137,19 +137,22 @@ fn api_versions_at_every_version_we_implement() {
     }
     // Every API this crate implements has a version in common with the broker (4.x, or 3.x),
     // but for the KIP-848 ones, which Kafka before 4.0 offers as a preview if at all (3.7 has no
-    // ConsumerGroupDescribe): those must have a common version where the broker offers them.
+    // ConsumerGroupDescribe), and the KIP-932 ones, which a broker offers only with share groups
+    // on (never before 4.x here): those must have a common version where the broker offers them.
     let kafka_4 = cluster.var("MOORING_KAFKA_VERSION").starts_with("4.");
+    let share_groups = cluster.has_share_groups();
     for api in ApiKey::ALL {
-        let preview = matches!(
-            api,
-            ApiKey::ConsumerGroupHeartbeat | ApiKey::ConsumerGroupDescribe
-        );
+        let optional = match api {
+            ApiKey::ConsumerGroupHeartbeat | ApiKey::ConsumerGroupDescribe => !kafka_4,
+            ApiKey::ShareGroupHeartbeat
+            | ApiKey::ShareGroupDescribe
+            | ApiKey::ShareFetch
+            | ApiKey::ShareAcknowledge
+            | ApiKey::DescribeShareGroupOffsets => !share_groups,
+            _ => false,
+        };
         let Some(&(min, max)) = conn.broker_versions.get(&api.code()) else {
-            assert!(
-                preview && !kafka_4,
-                "the broker does not offer {}",
-                api.name()
-            );
+            assert!(optional, "the broker does not offer {}", api.name());
             continue;
         };
         assert!(
