@@ -1,7 +1,8 @@
 //! The queue between the fetcher and the workers. The fetcher puts an answer's records in at once;
 //! a worker takes one record at a time and, while any are queued, takes the next without waiting
 //! on a lock or waking another task: a worker sleeps only when the queue is empty, and an answer
-//! wakes the sleeping ones once. (A channel receiver behind an async lock wakes a task per record.)
+//! wakes the sleeping ones once. (A channel receiver shared behind an async lock would wake a task
+//! for every record.)
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
