@@ -107,6 +107,25 @@ impl PartitionAcks {
         }
     }
 
+    /// Takes the final verdicts out, leaving the renewals (all of it at once when there are none).
+    pub(crate) fn take_finals(&mut self) -> PartitionAcks {
+        if self.finals == self.by_offset.len() {
+            return std::mem::take(self);
+        }
+        let mut taken = PartitionAcks::default();
+        self.by_offset
+            .retain(|&offset, &mut (ack, delivery_count)| {
+                let fin = ack.is_final();
+                if fin {
+                    taken.by_offset.insert(offset, (ack, delivery_count));
+                }
+                !fin
+            });
+        taken.finals = taken.by_offset.len();
+        self.finals = 0;
+        taken
+    }
+
     /// The delivery counts of the records released.
     pub(crate) fn released(&self) -> impl Iterator<Item = i16> + '_ {
         self.by_offset
@@ -227,5 +246,33 @@ mod tests {
         );
         assert!(!acks.renews());
         assert_eq!(acks.batches()[0].types, vec![1]);
+    }
+
+    #[test]
+    fn taking_the_final_verdicts_leaves_the_renewals_and_both_counts_right() {
+        let mut acks = PartitionAcks::default();
+        acks.add_for(1, Acknowledge::Accept, 1);
+        acks.add(2, Acknowledge::Renew);
+        acks.add_for(3, Acknowledge::Release, 2);
+        let taken = acks.take_finals();
+        assert_eq!(
+            taken.iter().collect::<Vec<_>>(),
+            [(1, Acknowledge::Accept, 1), (3, Acknowledge::Release, 2)]
+        );
+        assert_eq!(taken.finals(), 2);
+        assert_eq!(
+            acks.iter().collect::<Vec<_>>(),
+            [(2, Acknowledge::Renew, 0)]
+        );
+        assert_eq!(acks.finals(), 0);
+
+        acks.add(2, Acknowledge::Accept);
+        let all = acks.take_finals();
+        assert_eq!(
+            all.iter().collect::<Vec<_>>(),
+            [(2, Acknowledge::Accept, 0)]
+        );
+        assert!(acks.is_empty());
+        assert_eq!(acks.finals(), 0);
     }
 }

@@ -137,6 +137,8 @@ impl Workers {
         loop {
             let next = if *stop.borrow() {
                 self.queue.try_pop().map(|r| (r, true))
+            } else if let Some(record) = self.queue.try_pop() {
+                Some((record, false))
             } else {
                 tokio::select! {
                     r = self.queue.pop() => r.map(|r| (r, false)),

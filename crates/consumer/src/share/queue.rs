@@ -51,6 +51,10 @@ impl RecordQueue {
 
     /// The next record, once one is queued; `None` once the queue is closed and empty.
     pub(crate) async fn pop(&self) -> Option<ConsumerRecord> {
+        // While records are queued, no waiter is registered (that takes the Notify's own lock).
+        if let Some(record) = self.try_pop() {
+            return Some(record);
+        }
         loop {
             // Registered before the queue is looked at, so a push in between still wakes it.
             let notified = self.ready.notified();

@@ -361,21 +361,10 @@ impl Session {
     fn take_final_acks(&mut self) -> BTreeMap<TopicPartition, PartitionAcks> {
         let mut out = BTreeMap::new();
         for (tp, partition_acks) in &mut self.acks {
-            let (renewals, finals): (Vec<_>, Vec<_>) =
-                partition_acks.iter().partition(|(_, a, _)| !a.is_final());
-            if finals.is_empty() {
-                continue;
+            let taken = partition_acks.take_finals();
+            if !taken.is_empty() {
+                out.insert(tp.clone(), taken);
             }
-            let mut taken = PartitionAcks::default();
-            for (offset, ack, delivery_count) in finals {
-                taken.add_for(offset, ack, delivery_count);
-            }
-            let mut kept = PartitionAcks::default();
-            for (offset, ack, delivery_count) in renewals {
-                kept.add_for(offset, ack, delivery_count);
-            }
-            *partition_acks = kept;
-            out.insert(tp.clone(), taken);
         }
         self.acks.retain(|_, a| !a.is_empty());
         self.waiting_since = None;

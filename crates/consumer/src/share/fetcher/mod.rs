@@ -248,16 +248,14 @@ impl ShareFetcher {
         tp.topic.push_str(&v.topic);
         tp.partition = v.partition;
         let counters = &self.shared.counters;
-        match self
-            .ledger
-            .finish(&tp, v.offset, v.delivery_count, Instant::now())
-        {
+        let now = Instant::now();
+        match self.ledger.finish(&tp, v.offset, v.delivery_count, now) {
             Finished::InTime(_) => match self.leaders.get(&tp) {
                 Some(node) => self
                     .sessions
                     .entry(*node)
                     .or_default()
-                    .verdicts_for(&tp, Instant::now())
+                    .verdicts_for(&tp, now)
                     .add_for(v.offset, v.ack, v.delivery_count),
                 None => counters.acknowledgements_failed(1),
             },
