@@ -149,9 +149,8 @@ impl PartitionAcks {
 
     /// Whether a renewal is among them (the request must say `IsRenewAck`).
     pub(crate) fn renews(&self) -> bool {
-        self.by_offset
-            .values()
-            .any(|(a, _)| *a == Acknowledge::Renew)
+        // Every verdict that is not final is a renewal.
+        self.finals < self.by_offset.len()
     }
 
     /// The verdicts, offset by offset, with the delivery each is for.
