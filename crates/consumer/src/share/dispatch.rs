@@ -169,6 +169,10 @@ impl Workers {
                 delivery_count,
                 ack,
             }));
+            // A queued record is taken without awaiting anything: the worker spends tokio's task
+            // budget so that, with handlers that finish at once, it still yields now and then to
+            // the other tasks on its thread (the fetcher, the member's heartbeats).
+            tokio::task::consume_budget().await;
         }
     }
 }
