@@ -99,7 +99,11 @@ pub fn heartbeat(code: ErrorCode) -> Reaction {
         E::RebalanceInProgress => Reaction::Rejoin,
         E::UnknownMemberId => Reaction::ResetMemberAndRejoin,
         E::IllegalGeneration => Reaction::ResetGenerationAndRejoin,
-        E::CoordinatorLoadInProgress | E::RequestTimedOut => Reaction::RetryAfterBackoff,
+        // A code no Kafka release defines (a damaged answer) is retried, as Java's client
+        // retries a heartbeat's unexpected error.
+        E::CoordinatorLoadInProgress | E::RequestTimedOut | E::Unknown(_) => {
+            Reaction::RetryAfterBackoff
+        }
         E::CoordinatorNotAvailable | E::NotCoordinator | E::NetworkException => {
             Reaction::Rediscover
         }

@@ -67,7 +67,7 @@
 //! | Heartbeat | REBALANCE_IN_PROGRESS | rejoin (cause `MemberJoined`; eager members revoke first); heartbeats go on meanwhile |
 //! | Heartbeat | UNKNOWN_MEMBER_ID | heartbeats stop; lost; reset member id and generation; rejoin (cause `SessionTimeout`) |
 //! | Heartbeat | ILLEGAL_GENERATION | heartbeats stop; lost; reset generation; rejoin (cause `Fenced`) |
-//! | Heartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT | next heartbeat after `retry.backoff.ms` |
+//! | Heartbeat | COORDINATOR_LOAD_IN_PROGRESS, REQUEST_TIMED_OUT, a code Kafka does not define (a damaged answer) | next heartbeat after `retry.backoff.ms` |
 //! | Heartbeat | NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, NETWORK_EXCEPTION, transport error | rediscover; next heartbeat after `retry.backoff.ms`; membership kept |
 //! | Heartbeat | FENCED_INSTANCE_ID | as JoinGroup |
 //! | Heartbeat | GROUP_AUTHORIZATION_FAILED, authentication or TLS refused | heartbeats stop; lost; → FAILED as JoinGroup, with the typed error |
