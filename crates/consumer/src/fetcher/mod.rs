@@ -22,13 +22,18 @@
 //!   (`sizes.rs`). A compressed batch is decompressed only while the budget has room (an
 //!   answer's first one also when the rest held leaves room), the rest of the answer fetched
 //!   again once there is: a few KiB that inflate to 64 MiB a batch never hold more than the
-//!   budget plus one batch (`records::Inflation`). Within it the engine's per-partition buffers
-//!   are bounded (records that do not fit are handed back and fetched again later). So that a
+//!   budget plus one batch per extraction worker (`records::Inflation`). Within it the engine's
+//!   per-partition buffers are bounded (records that do not fit are handed back and fetched again
+//!   later). So that a
 //!   response rarely brings more than the engine takes, each partition asks for at most what its
 //!   buffer surely has room for after a backpressure pause ends (`mooring.buffer.max.*` minus
 //!   the resume levels; records counted at the wire size last seen for the partition), never more
 //!   than `max.partition.fetch.bytes`: fetching 1 MiB into a buffer with room for half of it
 //!   fetched every other record twice and kept more response bytes alive.
+//! - **Extraction** (CRC, decompression, record decoding) of an answer of 64 KiB or more runs off
+//!   the loop, its partitions side by side on a thread per core (`extracting.rs`); its broker
+//!   gets the next request once the records are handed on, in the answer's order. Records whose
+//!   partition was sought, revoked or paused meanwhile are dropped, as a stale answer is.
 //! - **Positions**: records go to the engine with `submit`; the position moves past the last
 //!   record accepted, or to the first record handed back. A response whose fetch offset is no
 //!   longer the partition's position (a seek, a revoke) is dropped. Records of a partition paused
@@ -69,6 +74,7 @@
 //!
 //! [`SubscriptionState::fetchable_partitions`]: crate::subscription::SubscriptionState::fetchable_partitions
 
+mod extracting;
 mod last_plan;
 mod partition_errors;
 pub(crate) mod positions;
@@ -94,7 +100,7 @@ use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchRequest, FetchResponse, PartitionData};
 use mooring_wire::primitives::Uuid;
 use mooring_wire::records::RecordsError;
-use tokio::task::JoinSet;
+use tokio::task::{Id as TaskId, JoinSet};
 use tokio::time::Instant;
 
 use crate::config::IsolationLevel;
@@ -104,6 +110,7 @@ use crate::processing::{Dispatch, ProcessingEngine, SubmitError};
 use crate::shared::Shared;
 use crate::subscription::{FetchPosition, OffsetResetStrategy, PartitionFetchInfo};
 use crate::TopicPartition;
+use extracting::{Done, Job};
 use last_plan::LastPlan;
 use partition_errors::{PartitionErrors, CORRUPT_FETCHES};
 use records::Inflation;
@@ -145,6 +152,14 @@ struct FinishedFetch {
     result: Result<FetchResponse, ClientError>,
 }
 
+/// One answer's partitions, extracted (`extracting.rs`).
+struct ExtractedAnswer {
+    node: i32,
+    /// The record bytes the answer brought.
+    record_bytes: u64,
+    done: Vec<Done>,
+}
+
 /// The fetch loop; runs in the task that called `Consumer::run`.
 pub(crate) struct Fetcher<H: Dispatch> {
     shared: Arc<Shared>,
@@ -152,6 +167,13 @@ pub(crate) struct Fetcher<H: Dispatch> {
     member: Option<GroupHandle<Client>>,
     sessions: HashMap<i32, FetchSession>,
     in_flight: JoinSet<FinishedFetch>,
+    /// Answers being extracted off the loop, and the broker of each: it gets no new request
+    /// until its answer's records are handed on (the positions move then).
+    extracting: JoinSet<ExtractedAnswer>,
+    extracting_nodes: HashMap<TaskId, i32>,
+    /// Record bytes from which an answer is extracted off the loop.
+    off_loop_from: usize,
+    /// Brokers with a Fetch in flight or its answer being extracted.
     busy: BTreeSet<i32>,
     /// Brokers whose last request failed as a whole (transport, top-level error).
     backoff_until: HashMap<i32, Instant>,
@@ -212,6 +234,9 @@ impl<H: Dispatch> Fetcher<H> {
             member,
             sessions: HashMap::new(),
             in_flight: JoinSet::new(),
+            extracting: JoinSet::new(),
+            extracting_nodes: HashMap::new(),
+            off_loop_from: extracting::OFF_LOOP_FROM,
             busy: BTreeSet::new(),
             backoff_until: HashMap::new(),
             errors,
@@ -261,11 +286,16 @@ impl<H: Dispatch> Fetcher<H> {
                             tracing::error!(error = %e, "fetch task failed");
                             // The node is unknown; free every node with nothing in flight.
                             if self.in_flight.is_empty() {
-                                self.busy.clear();
+                                let extracting: BTreeSet<i32> =
+                                    self.extracting_nodes.values().copied().collect();
+                                self.busy.retain(|node| extracting.contains(node));
                                 self.reserved.clear();
                             }
                         }
                     }
+                }
+                Some(joined) = self.extracting.join_next_with_id(), if !self.extracting.is_empty() => {
+                    self.extraction_finished(joined);
                 }
                 joined = async {
                     match self.positions_task.as_mut() {
@@ -286,6 +316,7 @@ impl<H: Dispatch> Fetcher<H> {
             }
         }
         self.in_flight.abort_all();
+        self.extracting.abort_all();
         if let Some(task) = self.positions_task.take() {
             task.abort();
         }
@@ -549,12 +580,12 @@ impl<H: Dispatch> Fetcher<H> {
         }
         session.handle_response(response.session_id);
         let mut unauthorized = BTreeSet::new();
-        let (mut record_bytes, mut records) = (0, 0);
+        let mut record_bytes = 0;
         let answer = answers
             .iter()
             .map(|(_, _, data)| data.records.as_ref().map_or(0, Bytes::len))
             .sum();
-        let mut inflation = Inflation::new(&self.shared.memory, answer);
+        let mut jobs = Vec::new();
         for (tp, sent, data) in answers {
             if ErrorCode::from(data.error_code) == ErrorCode::TopicAuthorizationFailed {
                 unauthorized.insert(tp.topic);
@@ -562,15 +593,7 @@ impl<H: Dispatch> Fetcher<H> {
             }
             record_bytes += data.records.as_ref().map_or(0, |b| b.len() as u64);
             let from_replica = outcome.from_replica.contains(&tp);
-            records +=
-                self.handle_partition(node, tp, sent, data, from_replica, &mut inflation) as u64;
-        }
-        if record_bytes > 0 {
-            let metadata = self.shared.fetch_client.cached_metadata();
-            let rack = metadata.brokers.get(&node).and_then(|b| b.rack.as_deref());
-            self.shared
-                .fetch_stats
-                .fetched(node, rack, record_bytes, records);
+            jobs.extend(self.handle_partition(node, tp, sent, data, from_replica));
         }
         if !unauthorized.is_empty() {
             self.shared.fail(ConsumerError::TopicAuthorizationFailed {
@@ -578,12 +601,70 @@ impl<H: Dispatch> Fetcher<H> {
                 principal: self.shared.config.client.principal(),
             });
         }
+        let inflation = Inflation::new(&self.shared.memory, answer);
+        if jobs.iter().map(|job| job.bytes.len()).sum::<usize>() < self.off_loop_from {
+            let done = extracting::here(jobs, &inflation);
+            self.hand_on(ExtractedAnswer {
+                node,
+                record_bytes,
+                done,
+            });
+            return;
+        }
+        self.busy.insert(node);
+        let task = self.extracting.spawn(async move {
+            let done = extracting::off_loop(jobs, inflation).await;
+            ExtractedAnswer {
+                node,
+                record_bytes,
+                done,
+            }
+        });
+        self.extracting_nodes.insert(task.id(), node);
+    }
+
+    /// An answer's extraction off the loop ended: its broker may be fetched from again.
+    fn extraction_finished(
+        &mut self,
+        joined: Result<(TaskId, ExtractedAnswer), tokio::task::JoinError>,
+    ) {
+        let id = match &joined {
+            Ok((id, _)) => *id,
+            Err(e) => e.id(),
+        };
+        if let Some(node) = self.extracting_nodes.remove(&id) {
+            self.busy.remove(&node);
+        }
+        match joined {
+            Ok((_, extracted)) => self.hand_on(extracted),
+            // Nothing was handed on: the positions stand and the records are fetched again.
+            Err(e) => tracing::error!(error = %e, "extraction task failed"),
+        }
+    }
+
+    /// An answer's extracted records to the engine, in the answer's order.
+    fn hand_on(&mut self, extracted: ExtractedAnswer) {
+        let ExtractedAnswer {
+            node,
+            record_bytes,
+            done,
+        } = extracted;
+        let records: usize = done
+            .into_iter()
+            .map(|d| self.handle_extracted(node, d))
+            .sum();
+        if record_bytes > 0 {
+            let metadata = self.shared.fetch_client.cached_metadata();
+            let rack = metadata.brokers.get(&node).and_then(|b| b.rack.as_deref());
+            self.shared
+                .fetch_stats
+                .fetched(node, rack, record_bytes, records as u64);
+        }
     }
 
     /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response);
     /// `from_replica`: fetched from a replica other than its leader, whose errors send the
-    /// partition back to the leader (`replica.rs`); `inflation`: what decompressing the answer
-    /// may hold. Returns the records read.
+    /// partition back to the leader (`replica.rs`). Returns the records to extract, if any.
     fn handle_partition(
         &mut self,
         node: i32,
@@ -591,16 +672,15 @@ impl<H: Dispatch> Fetcher<H> {
         sent: PartitionRequest,
         data: PartitionData,
         from_replica: bool,
-        inflation: &mut Inflation,
-    ) -> usize {
+    ) -> Option<Job> {
         let code = ErrorCode::from(data.error_code);
         if code == ErrorCode::None {
             self.replica_answered(node, &tp, from_replica, data.preferred_read_replica);
-            return self.handle_records(node, tp, sent, data, inflation);
+            return self.handle_records(tp, sent, data);
         }
         if from_replica {
             self.replica_failed(node, tp, code);
-            return 0;
+            return None;
         }
         match code {
             ErrorCode::OffsetOutOfRange => self.reset_out_of_range(tp, sent),
@@ -637,7 +717,7 @@ impl<H: Dispatch> Fetcher<H> {
             // flipped in flight.
             other => self.unreadable(node, tp, sent.fetch_offset, Unreadable::Code(other)),
         }
-        0
+        None
     }
 
     /// OFFSET_OUT_OF_RANGE: reset by `auto.offset.reset` (`none`: fatal), unless a seek moved the
@@ -665,15 +745,14 @@ impl<H: Dispatch> Fetcher<H> {
         }
     }
 
-    /// Records of one answer without error to the engine; returns how many were read.
+    /// Records of one answer without error, to extract: `None` when there are none, or they are
+    /// stale (the position moved or the partition was paused while they were fetched).
     fn handle_records(
         &mut self,
-        node: i32,
         tp: TopicPartition,
         sent: PartitionRequest,
         data: PartitionData,
-        inflation: &mut Inflation,
-    ) -> usize {
+    ) -> Option<Job> {
         let position = {
             let mut subs = self.shared.subs();
             subs.update_fetch_info(
@@ -687,14 +766,13 @@ impl<H: Dispatch> Fetcher<H> {
             match subs.position(&tp) {
                 // Stale (seek, revoke) or paused meanwhile: drop; fetched again from the position.
                 Some(p) if p.offset == sent.fetch_offset && subs.is_fetchable(&tp) => p,
-                _ => return 0,
+                _ => return None,
             }
         };
         let Some(bytes) = data.records.filter(|b| !b.is_empty()) else {
             self.errors.succeeded(&tp);
-            return 0;
+            return None;
         };
-        let wire_bytes = bytes.len();
         let aborted = match self.shared.config.fetch.isolation_level {
             IsolationLevel::ReadCommitted => Some(data.aborted_transactions.unwrap_or_default()),
             IsolationLevel::ReadUncommitted => None,
@@ -709,14 +787,33 @@ impl<H: Dispatch> Fetcher<H> {
             position: position.offset,
             end: (end >= 0).then_some(end),
         };
-        let extracted = match records::extract(
+        Some(Job {
+            tp,
+            position,
             bytes,
-            &tp.topic,
-            tp.partition,
             window,
-            aborted.as_deref(),
-            inflation,
-        ) {
+            aborted,
+        })
+    }
+
+    /// One partition's extracted records to the engine, unless the position moved or the
+    /// partition was paused while they were extracted; returns how many were read.
+    fn handle_extracted(&mut self, node: i32, done: Done) -> usize {
+        let Done {
+            tp,
+            position,
+            wire_bytes,
+            result,
+        } = done;
+        {
+            let subs = self.shared.subs();
+            if subs.position(&tp).map(|p| p.offset) != Some(position.offset)
+                || !subs.is_fetchable(&tp)
+            {
+                return 0;
+            }
+        }
+        let extracted = match result {
             Ok(e) => e,
             Err(source) => {
                 self.unreadable(node, tp, position.offset, Unreadable::Records(source));

@@ -31,6 +31,7 @@
 //! that breaks any of these is treated as corrupt.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -62,16 +63,19 @@ pub(crate) struct Extracted {
 /// What decompressing one Fetch answer may add to the memory budget. A compressed batch is
 /// decompressed while the budget has room; the answer's first one also when what is held
 /// besides the answer itself leaves room, so a batch larger than the budget is consumed and an
-/// answer never waits for room it takes itself. So the consumer holds at most the budget plus
-/// one batch (each capped at 64 MiB decompressed), however many batches of a few KiB, each
-/// inflating to that, one answer brings.
+/// answer never waits for room it takes itself. The answer's partitions may be extracted side by
+/// side (`extracting.rs`), each worker admitting its next batch while the budget has room: so
+/// the consumer holds at most the budget plus one batch per extraction worker (each capped at
+/// 64 MiB decompressed), however many batches of a few KiB, each inflating to that, one answer
+/// brings.
+#[derive(Debug)]
 pub(crate) struct Inflation {
     memory: Arc<FrameMemory>,
     /// The answer's record bytes: its frame, which the budget counts while it is read, in map
     /// grains, is at most a grain more (and its headers).
     answer: usize,
     /// No batch of the answer was decompressed yet.
-    first: bool,
+    first: AtomicBool,
 }
 
 impl Inflation {
@@ -80,17 +84,24 @@ impl Inflation {
         Inflation {
             memory: Arc::clone(memory),
             answer,
-            first: true,
+            first: AtomicBool::new(true),
         }
     }
 
     /// Whether the next compressed batch may be decompressed now.
-    fn admits(&mut self) -> bool {
+    fn admits(&self) -> bool {
         let (held, limit) = (self.memory.in_use(), self.memory.limit());
+        if held < limit {
+            self.first.store(false, Ordering::Relaxed);
+            return true;
+        }
         let others = held.saturating_sub(self.answer + MAP_GRAIN);
-        let admitted = held < limit || (self.first && others < limit);
-        self.first &= !admitted;
-        admitted
+        // One worker alone takes the answer's first batch on the room beside the answer.
+        others < limit
+            && self
+                .first
+                .compare_exchange(true, false, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 }
 
@@ -139,7 +150,7 @@ pub(crate) fn extract(
     partition: i32,
     window: OffsetWindow,
     aborted: Option<&[AbortedTransaction]>,
-    inflation: &mut Inflation,
+    inflation: &Inflation,
 ) -> Result<Extracted, RecordsError> {
     let memory = Arc::clone(&inflation.memory);
     let pool = memory.decompression();
@@ -190,7 +201,7 @@ struct Extraction<'a> {
     aborts: Option<Aborts>,
     /// The last offset of the batch before, which the next must come after.
     previous_last: Option<i64>,
-    inflation: &'a mut Inflation,
+    inflation: &'a Inflation,
 }
 
 impl Extraction<'_> {
@@ -328,8 +339,8 @@ mod tests {
         window: OffsetWindow,
         aborted: Option<&[AbortedTransaction]>,
     ) -> Result<Extracted, RecordsError> {
-        let mut inflation = Inflation::new(&FrameMemory::new(usize::MAX), 0);
-        super::extract(bytes, topic, partition, window, aborted, &mut inflation)
+        let inflation = Inflation::new(&FrameMemory::new(usize::MAX), 0);
+        super::extract(bytes, topic, partition, window, aborted, &inflation)
     }
 
     #[test]
@@ -341,8 +352,8 @@ mod tests {
         }
         let bytes = encode(&[b.build()]);
         assert!(bytes.len() < 10_000, "compressed: {} bytes", bytes.len());
-        let mut inflation = Inflation::new(&memory, bytes.len());
-        let e = super::extract(bytes, "t", 0, at(10), None, &mut inflation).expect("extract");
+        let inflation = Inflation::new(&memory, bytes.len());
+        let e = super::extract(bytes, "t", 0, at(10), None, &inflation).expect("extract");
         assert_eq!(offsets(&e).first(), Some(&10));
         assert!(memory.in_use() >= 100_000, "counted: {}", memory.in_use());
         assert!(e.decompressed > 100_000, "decompressed {}", e.decompressed);
@@ -374,8 +385,8 @@ mod tests {
         let memory = FrameMemory::new(BATCH * 3 / 2);
         let bytes = inflating(0, 4);
         assert!(bytes.len() < 40_000, "compressed: {} bytes", bytes.len());
-        let mut inflation = Inflation::new(&memory, bytes.len());
-        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &mut inflation).expect("ok");
+        let inflation = Inflation::new(&memory, bytes.len());
+        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &inflation).expect("ok");
         assert_eq!(
             e.next_offset, 20,
             "two batches: the second began below the limit"
@@ -384,9 +395,9 @@ mod tests {
         let held = memory.in_use();
         assert!(held < BATCH * 3 / 2 + BATCH + 1_000, "{held}");
         // Another answer while these are held: nothing.
-        let mut inflation = Inflation::new(&memory, bytes.len());
+        let inflation = Inflation::new(&memory, bytes.len());
         let rest = inflating(20, 2);
-        let more = super::extract(rest, "t", 0, at(20), None, &mut inflation).expect("ok");
+        let more = super::extract(rest, "t", 0, at(20), None, &inflation).expect("ok");
         assert!(more.fetched.records.is_empty() && more.deferred);
         assert_eq!(more.next_offset, 20);
         drop((e, more));
@@ -394,8 +405,8 @@ mod tests {
 
         // A budget smaller than one batch: one batch an answer.
         let small = FrameMemory::new(BATCH / 10);
-        let mut inflation = Inflation::new(&small, bytes.len());
-        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &mut inflation).expect("ok");
+        let inflation = Inflation::new(&small, bytes.len());
+        let e = super::extract(bytes.clone(), "t", 0, at(0), None, &inflation).expect("ok");
         assert_eq!(
             (e.fetched.records.len(), e.next_offset, e.deferred),
             (10, 10, true)
@@ -404,8 +415,8 @@ mod tests {
 
         // The answer's own frame fills the budget: its first batch is still decompressed.
         let frame = small.frame(BATCH / 5);
-        let mut inflation = Inflation::new(&small, BATCH / 5);
-        let e = super::extract(bytes, "t", 0, at(0), None, &mut inflation).expect("ok");
+        let inflation = Inflation::new(&small, BATCH / 5);
+        let e = super::extract(bytes, "t", 0, at(0), None, &inflation).expect("ok");
         assert_eq!(e.next_offset, 10);
         drop((e, frame));
         assert_eq!(small.in_use(), 0);

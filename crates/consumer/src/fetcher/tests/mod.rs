@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod admission;
+mod off_loop;
 mod replica;
 
 use std::collections::{BTreeSet, HashMap};

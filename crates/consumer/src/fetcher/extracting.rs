@@ -1,0 +1,173 @@
+//! A Fetch answer's partitions extracted off the fetch loop: CRC checks, decompression and record
+//! decoding (`records::extract`) run on a small pool of threads, one per core, side by side, so a
+//! compressed topic decompresses on every core and the loop goes on with the other brokers'
+//! answers, the engine's wake-ups and the group meanwhile. What the extraction yields goes back to
+//! the loop, which hands it to the engine in the answer's order (`Fetcher::hand_on`).
+//!
+//! Each worker thread keeps its own zstd context (`mooring_wire::records`), and the memory budget
+//! bounds what the workers decompress together (`records::Inflation`).
+//!
+//! An answer smaller than [`OFF_LOOP_FROM`] is extracted on the loop: handing it over would cost
+//! more than it saves.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use mooring_wire::messages::fetch::AbortedTransaction;
+use mooring_wire::records::RecordsError;
+use tokio::sync::oneshot;
+
+use super::records::{self, Extracted, Inflation, OffsetWindow};
+use crate::subscription::FetchPosition;
+use crate::TopicPartition;
+
+/// Record bytes from which an answer is extracted off the loop.
+pub(crate) const OFF_LOOP_FROM: usize = 64 * 1024;
+
+/// One partition's records to extract.
+#[derive(Debug)]
+pub(crate) struct Job {
+    pub tp: TopicPartition,
+    /// The position the records were fetched from (checked again before they are handed on).
+    pub position: FetchPosition,
+    pub bytes: Bytes,
+    pub window: OffsetWindow,
+    /// The answer's aborted transactions, under `read_committed` only.
+    pub aborted: Option<Vec<AbortedTransaction>>,
+}
+
+/// One partition's extraction, done.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub tp: TopicPartition,
+    pub position: FetchPosition,
+    /// The records' size on the wire.
+    pub wire_bytes: usize,
+    pub result: Result<Extracted, RecordsError>,
+}
+
+impl Job {
+    fn run(self, inflation: &Inflation) -> Done {
+        let wire_bytes = self.bytes.len();
+        let result = records::extract(
+            self.bytes,
+            &self.tp.topic,
+            self.tp.partition,
+            self.window,
+            self.aborted.as_deref(),
+            inflation,
+        );
+        Done {
+            tp: self.tp,
+            position: self.position,
+            wire_bytes,
+            result,
+        }
+    }
+}
+
+/// Extracts every job here, in order.
+pub(crate) fn here(jobs: Vec<Job>, inflation: &Inflation) -> Vec<Done> {
+    jobs.into_iter().map(|job| job.run(inflation)).collect()
+}
+
+/// Extracts the jobs on the pool, the partitions split across its threads by their bytes; the
+/// results in the jobs' order. Without a pool (its threads could not be started) they are
+/// extracted here.
+pub(crate) async fn off_loop(jobs: Vec<Job>, inflation: Inflation) -> Vec<Done> {
+    let Some(pool) = pool() else {
+        return here(jobs, &inflation);
+    };
+    let inflation = Arc::new(inflation);
+    let mut results = Vec::new();
+    for share in split(jobs, pool.current_num_threads()) {
+        let (tx, rx) = oneshot::channel();
+        let inflation = Arc::clone(&inflation);
+        pool.spawn(move || {
+            let done: Vec<(usize, Done)> = share
+                .into_iter()
+                .map(|(i, job)| (i, job.run(&inflation)))
+                .collect();
+            // The loop may be gone (shutdown): the records are dropped with the answer.
+            let _ = tx.send(done);
+        });
+        results.push(rx);
+    }
+    let mut done = Vec::new();
+    for rx in results {
+        // A worker that panicked (a bug) loses its share: those partitions are fetched again,
+        // as their positions did not move.
+        done.extend(rx.await.unwrap_or_default());
+    }
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Splits `jobs` into at most `ways` shares of about the same bytes (largest first, each to the
+/// lightest share), each job with its index in `jobs`.
+fn split(jobs: Vec<Job>, ways: usize) -> Vec<Vec<(usize, Job)>> {
+    let mut indexed: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
+    indexed.sort_unstable_by_key(|(_, job)| std::cmp::Reverse(job.bytes.len()));
+    let mut shares: Vec<(usize, Vec<(usize, Job)>)> = (0..ways.max(1).min(indexed.len()))
+        .map(|_| (0, Vec::new()))
+        .collect();
+    for (i, job) in indexed {
+        if let Some(lightest) = shares.iter_mut().min_by_key(|(bytes, _)| *bytes) {
+            lightest.0 += job.bytes.len();
+            lightest.1.push((i, job));
+        }
+    }
+    shares.into_iter().map(|(_, share)| share).collect()
+}
+
+/// The extraction threads, one per core, started with the first answer that needs them and
+/// shared by every consumer of the process.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("mooring-extract-{i}"))
+            .build()
+            .map_err(|e| tracing::warn!(error = %e, "no extraction threads; extracting on the fetch loop"))
+            .ok()
+    })
+    .as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(partition: i32, len: usize) -> Job {
+        Job {
+            tp: TopicPartition::new("t", partition),
+            position: FetchPosition {
+                offset: 0,
+                leader_epoch: None,
+            },
+            bytes: Bytes::from(vec![0u8; len]),
+            window: OffsetWindow {
+                position: 0,
+                end: None,
+            },
+            aborted: None,
+        }
+    }
+
+    #[test]
+    fn shares_balance_bytes_and_keep_every_job_once() {
+        let jobs = [900, 100, 500, 400, 300, 10].into_iter().enumerate();
+        let shares = split(jobs.map(|(i, n)| job(i as i32, n)).collect(), 2);
+        let bytes: Vec<usize> = shares
+            .iter()
+            .map(|s| s.iter().map(|(_, j)| j.bytes.len()).sum())
+            .collect();
+        assert_eq!(bytes, vec![1200, 1010]);
+        let mut seen: Vec<usize> = shares.iter().flatten().map(|(i, _)| *i).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..6).collect::<Vec<_>>());
+        assert_eq!(split(vec![job(0, 5)], 4).len(), 1, "no empty shares");
+    }
+}
