@@ -264,7 +264,19 @@ async fn round(
         if !complete(&v) {
             return false;
         }
+        // Between two `Stable` looks, so not a member that has joined and awaits its first
+        // assignment (the tool lists it with none while the group rebalances).
+        let stable = || {
+            let state = tokio::task::block_in_place(|| cluster.group_state(&group));
+            state.is_some_and(|s| s.state == "Stable" && s.members == 3)
+        };
+        if !stable() {
+            return false;
+        }
         let members = tokio::task::block_in_place(|| cluster.describe_members(&group));
+        if !stable() {
+            return false;
+        }
         let broker: BTreeMap<String, BTreeSet<i32>> = members
             .iter()
             .map(|m| {
