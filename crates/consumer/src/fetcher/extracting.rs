@@ -1,8 +1,9 @@
 //! A Fetch answer's partitions extracted off the fetch loop: CRC checks, decompression and record
 //! decoding (`records::extract`) run on a small pool of threads, one per core, side by side, so a
 //! compressed topic decompresses on every core and the loop goes on with the other brokers'
-//! answers, the engine's wake-ups and the group meanwhile. What the extraction yields goes back to
-//! the loop, which hands it to the engine in the answer's order (`Fetcher::hand_on`).
+//! answers, the engine's wake-ups and the group meanwhile. Each partition's extraction goes back
+//! to the loop as soon as it is done (`Fetcher::handle_extracted` hands it to the engine): a
+//! partition's records are not held while the others of its answer decompress.
 //!
 //! Each worker thread keeps its own zstd context (`mooring_wire::records`), and the memory budget
 //! bounds what the workers decompress together (`records::Inflation`).
@@ -10,12 +11,13 @@
 //! An answer smaller than [`OFF_LOOP_FROM`] is extracted on the loop: handing it over would cost
 //! more than it saves.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use mooring_wire::messages::fetch::AbortedTransaction;
 use mooring_wire::records::RecordsError;
-use tokio::sync::oneshot;
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::records::{self, Extracted, Inflation, OffsetWindow};
 use crate::subscription::FetchPosition;
@@ -43,78 +45,78 @@ pub(crate) struct Done {
     pub position: FetchPosition,
     /// The records' size on the wire.
     pub wire_bytes: usize,
-    pub result: Result<Extracted, RecordsError>,
+    /// `None`: the extraction panicked (a bug); nothing is handed on and the position stands,
+    /// so the records are fetched again.
+    pub result: Option<Result<Extracted, RecordsError>>,
 }
 
 impl Job {
-    fn run(self, inflation: &Inflation) -> Done {
-        let wire_bytes = self.bytes.len();
-        let result = records::extract(
-            self.bytes,
-            &self.tp.topic,
-            self.tp.partition,
-            self.window,
-            self.aborted.as_deref(),
-            inflation,
-        );
+    pub(crate) fn run(self, inflation: &Inflation) -> Done {
+        let Job {
+            tp,
+            position,
+            bytes,
+            window,
+            aborted,
+        } = self;
+        let wire_bytes = bytes.len();
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            records::extract(
+                bytes,
+                &tp.topic,
+                tp.partition,
+                window,
+                aborted.as_deref(),
+                inflation,
+            )
+        }));
+        if result.is_err() {
+            tracing::error!(partition = %tp, "record extraction panicked; fetching again");
+        }
         Done {
-            tp: self.tp,
-            position: self.position,
+            tp,
+            position,
             wire_bytes,
-            result,
+            result: result.ok(),
         }
     }
 }
 
-/// Extracts every job here, in order.
-pub(crate) fn here(jobs: Vec<Job>, inflation: &Inflation) -> Vec<Done> {
-    jobs.into_iter().map(|job| job.run(inflation)).collect()
-}
-
-/// Extracts the jobs on the pool, the partitions split across its threads by their bytes; the
-/// results in the jobs' order. Without a pool (its threads could not be started) they are
-/// extracted here.
-pub(crate) async fn off_loop(jobs: Vec<Job>, inflation: Inflation) -> Vec<Done> {
+/// Extracts the jobs on the pool, the partitions split across its threads by their bytes, each
+/// partition's [`Done`] sent to `to` with `node` as soon as it is done. Without a pool (its
+/// threads could not be started) the jobs are given back, to be extracted here.
+pub(crate) fn off_loop(
+    jobs: Vec<Job>,
+    inflation: &Arc<Inflation>,
+    node: i32,
+    to: &UnboundedSender<(i32, Done)>,
+) -> Result<(), Vec<Job>> {
     let Some(pool) = pool() else {
-        return here(jobs, &inflation);
+        return Err(jobs);
     };
-    let inflation = Arc::new(inflation);
-    let mut results = Vec::new();
     for share in split(jobs, pool.current_num_threads()) {
-        let (tx, rx) = oneshot::channel();
-        let inflation = Arc::clone(&inflation);
+        let (inflation, to) = (Arc::clone(inflation), to.clone());
         pool.spawn(move || {
-            let done: Vec<(usize, Done)> = share
-                .into_iter()
-                .map(|(i, job)| (i, job.run(&inflation)))
-                .collect();
-            // The loop may be gone (shutdown): the records are dropped with the answer.
-            let _ = tx.send(done);
+            for job in share {
+                // The loop may be gone (shutdown): the records are dropped with the answer.
+                let _ = to.send((node, job.run(&inflation)));
+            }
         });
-        results.push(rx);
     }
-    let mut done = Vec::new();
-    for rx in results {
-        // A worker that panicked (a bug) loses its share: those partitions are fetched again,
-        // as their positions did not move.
-        done.extend(rx.await.unwrap_or_default());
-    }
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, d)| d).collect()
+    Ok(())
 }
 
 /// Splits `jobs` into at most `ways` shares of about the same bytes (largest first, each to the
-/// lightest share), each job with its index in `jobs`.
-fn split(jobs: Vec<Job>, ways: usize) -> Vec<Vec<(usize, Job)>> {
-    let mut indexed: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
-    indexed.sort_unstable_by_key(|(_, job)| std::cmp::Reverse(job.bytes.len()));
-    let mut shares: Vec<(usize, Vec<(usize, Job)>)> = (0..ways.max(1).min(indexed.len()))
+/// lightest share).
+fn split(mut jobs: Vec<Job>, ways: usize) -> Vec<Vec<Job>> {
+    jobs.sort_unstable_by_key(|job| std::cmp::Reverse(job.bytes.len()));
+    let mut shares: Vec<(usize, Vec<Job>)> = (0..ways.max(1).min(jobs.len()))
         .map(|_| (0, Vec::new()))
         .collect();
-    for (i, job) in indexed {
+    for job in jobs {
         if let Some(lightest) = shares.iter_mut().min_by_key(|(bytes, _)| *bytes) {
             lightest.0 += job.bytes.len();
-            lightest.1.push((i, job));
+            lightest.1.push(job);
         }
     }
     shares.into_iter().map(|(_, share)| share).collect()
@@ -162,10 +164,10 @@ mod tests {
         let shares = split(jobs.map(|(i, n)| job(i as i32, n)).collect(), 2);
         let bytes: Vec<usize> = shares
             .iter()
-            .map(|s| s.iter().map(|(_, j)| j.bytes.len()).sum())
+            .map(|s| s.iter().map(|j| j.bytes.len()).sum())
             .collect();
         assert_eq!(bytes, vec![1200, 1010]);
-        let mut seen: Vec<usize> = shares.iter().flatten().map(|(i, _)| *i).collect();
+        let mut seen: Vec<i32> = shares.iter().flatten().map(|j| j.tp.partition).collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..6).collect::<Vec<_>>());
         assert_eq!(split(vec![job(0, 5)], 4).len(), 1, "no empty shares");

@@ -31,9 +31,10 @@
 //!   than `max.partition.fetch.bytes`: fetching 1 MiB into a buffer with room for half of it
 //!   fetched every other record twice and kept more response bytes alive.
 //! - **Extraction** (CRC, decompression, record decoding) of an answer of 64 KiB or more runs off
-//!   the loop, its partitions side by side on a thread per core (`extracting.rs`); its broker
-//!   gets the next request once the records are handed on, in the answer's order. Records whose
-//!   partition was sought, revoked or paused meanwhile are dropped, as a stale answer is.
+//!   the loop, its partitions side by side on a thread per core (`extracting.rs`), each handed
+//!   on as soon as it is extracted; its broker gets the next request once every partition of the
+//!   answer was. Records whose partition was sought, revoked or paused meanwhile are dropped, as
+//!   a stale answer is.
 //! - **Positions**: records go to the engine with `submit`; the position moves past the last
 //!   record accepted, or to the first record handed back. A response whose fetch offset is no
 //!   longer the partition's position (a seek, a revoke) is dropped. Records of a partition paused
@@ -100,7 +101,8 @@ use mooring_wire::error_code::ErrorCode;
 use mooring_wire::messages::fetch::{FetchRequest, FetchResponse, PartitionData};
 use mooring_wire::primitives::Uuid;
 use mooring_wire::records::RecordsError;
-use tokio::task::{Id as TaskId, JoinSet};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::config::IsolationLevel;
@@ -152,14 +154,6 @@ struct FinishedFetch {
     result: Result<FetchResponse, ClientError>,
 }
 
-/// One answer's partitions, extracted (`extracting.rs`).
-struct ExtractedAnswer {
-    node: i32,
-    /// The record bytes the answer brought.
-    record_bytes: u64,
-    done: Vec<Done>,
-}
-
 /// The fetch loop; runs in the task that called `Consumer::run`.
 pub(crate) struct Fetcher<H: Dispatch> {
     shared: Arc<Shared>,
@@ -167,10 +161,12 @@ pub(crate) struct Fetcher<H: Dispatch> {
     member: Option<GroupHandle<Client>>,
     sessions: HashMap<i32, FetchSession>,
     in_flight: JoinSet<FinishedFetch>,
-    /// Answers being extracted off the loop, and the broker of each: it gets no new request
-    /// until its answer's records are handed on (the positions move then).
-    extracting: JoinSet<ExtractedAnswer>,
-    extracting_nodes: HashMap<TaskId, i32>,
+    /// By broker, the partitions of its answer being extracted off the loop: it gets no new
+    /// request until each was handed on (the positions move then).
+    extracting: HashMap<i32, usize>,
+    /// Where the extraction threads send each partition's extraction, by broker.
+    extracted_tx: mpsc::UnboundedSender<(i32, Done)>,
+    extracted_rx: mpsc::UnboundedReceiver<(i32, Done)>,
     /// Record bytes from which an answer is extracted off the loop.
     off_loop_from: usize,
     /// Brokers with a Fetch in flight or its answer being extracted.
@@ -228,14 +224,16 @@ impl<H: Dispatch> Fetcher<H> {
             client.retry_backoff,
             client.retry_backoff_max,
         );
+        let (extracted_tx, extracted_rx) = mpsc::unbounded_channel();
         Fetcher {
             shared,
             engine,
             member,
             sessions: HashMap::new(),
             in_flight: JoinSet::new(),
-            extracting: JoinSet::new(),
-            extracting_nodes: HashMap::new(),
+            extracting: HashMap::new(),
+            extracted_tx,
+            extracted_rx,
             off_loop_from: extracting::OFF_LOOP_FROM,
             busy: BTreeSet::new(),
             backoff_until: HashMap::new(),
@@ -286,16 +284,15 @@ impl<H: Dispatch> Fetcher<H> {
                             tracing::error!(error = %e, "fetch task failed");
                             // The node is unknown; free every node with nothing in flight.
                             if self.in_flight.is_empty() {
-                                let extracting: BTreeSet<i32> =
-                                    self.extracting_nodes.values().copied().collect();
-                                self.busy.retain(|node| extracting.contains(node));
+                                let extracting = &self.extracting;
+                                self.busy.retain(|node| extracting.contains_key(node));
                                 self.reserved.clear();
                             }
                         }
                     }
                 }
-                Some(joined) = self.extracting.join_next_with_id(), if !self.extracting.is_empty() => {
-                    self.extraction_finished(joined);
+                Some((node, done)) = self.extracted_rx.recv(), if !self.extracting.is_empty() => {
+                    self.extraction_done(node, done);
                 }
                 joined = async {
                     match self.positions_task.as_mut() {
@@ -316,7 +313,6 @@ impl<H: Dispatch> Fetcher<H> {
             }
         }
         self.in_flight.abort_all();
-        self.extracting.abort_all();
         if let Some(task) = self.positions_task.take() {
             task.abort();
         }
@@ -601,65 +597,49 @@ impl<H: Dispatch> Fetcher<H> {
                 principal: self.shared.config.client.principal(),
             });
         }
-        let inflation = Inflation::new(&self.shared.memory, answer);
-        if jobs.iter().map(|job| job.bytes.len()).sum::<usize>() < self.off_loop_from {
-            let done = extracting::here(jobs, &inflation);
-            self.hand_on(ExtractedAnswer {
-                node,
-                record_bytes,
-                done,
-            });
-            return;
-        }
-        self.busy.insert(node);
-        let task = self.extracting.spawn(async move {
-            let done = extracting::off_loop(jobs, inflation).await;
-            ExtractedAnswer {
-                node,
-                record_bytes,
-                done,
-            }
-        });
-        self.extracting_nodes.insert(task.id(), node);
-    }
-
-    /// An answer's extraction off the loop ended: its broker may be fetched from again.
-    fn extraction_finished(
-        &mut self,
-        joined: Result<(TaskId, ExtractedAnswer), tokio::task::JoinError>,
-    ) {
-        let id = match &joined {
-            Ok((id, _)) => *id,
-            Err(e) => e.id(),
-        };
-        if let Some(node) = self.extracting_nodes.remove(&id) {
-            self.busy.remove(&node);
-        }
-        match joined {
-            Ok((_, extracted)) => self.hand_on(extracted),
-            // Nothing was handed on: the positions stand and the records are fetched again.
-            Err(e) => tracing::error!(error = %e, "extraction task failed"),
-        }
-    }
-
-    /// An answer's extracted records to the engine, in the answer's order.
-    fn hand_on(&mut self, extracted: ExtractedAnswer) {
-        let ExtractedAnswer {
-            node,
-            record_bytes,
-            done,
-        } = extracted;
-        let records: usize = done
-            .into_iter()
-            .map(|d| self.handle_extracted(node, d))
-            .sum();
         if record_bytes > 0 {
-            let metadata = self.shared.fetch_client.cached_metadata();
-            let rack = metadata.brokers.get(&node).and_then(|b| b.rack.as_deref());
-            self.shared
-                .fetch_stats
-                .fetched(node, rack, record_bytes, records as u64);
+            self.count_fetched(node, record_bytes, 0);
         }
+        let inflation = Arc::new(Inflation::new(&self.shared.memory, answer));
+        let mut jobs = jobs;
+        let bytes: usize = jobs.iter().map(|job| job.bytes.len()).sum();
+        if !jobs.is_empty() && bytes >= self.off_loop_from {
+            let count = jobs.len();
+            match extracting::off_loop(jobs, &inflation, node, &self.extracted_tx) {
+                Ok(()) => {
+                    self.extracting.insert(node, count);
+                    self.busy.insert(node);
+                    return;
+                }
+                Err(back) => jobs = back,
+            }
+        }
+        for job in jobs {
+            let done = job.run(&inflation);
+            self.handle_extracted(node, done);
+        }
+    }
+
+    /// One partition of `node`'s answer was extracted off the loop: handed on; the broker may be
+    /// fetched from again once its last partition is.
+    fn extraction_done(&mut self, node: i32, done: Done) {
+        self.handle_extracted(node, done);
+        if let Some(left) = self.extracting.get_mut(&node) {
+            *left -= 1;
+            if *left == 0 {
+                self.extracting.remove(&node);
+                self.busy.remove(&node);
+            }
+        }
+    }
+
+    /// Counts what `node` brought, for [`FetchStats`].
+    fn count_fetched(&self, node: i32, record_bytes: u64, records: u64) {
+        let metadata = self.shared.fetch_client.cached_metadata();
+        let rack = metadata.brokers.get(&node).and_then(|b| b.rack.as_deref());
+        self.shared
+            .fetch_stats
+            .fetched(node, rack, record_bytes, records);
     }
 
     /// One partition's answer (TOPIC_AUTHORIZATION_FAILED is handled for the whole response);
@@ -797,8 +777,16 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// One partition's extracted records to the engine, unless the position moved or the
-    /// partition was paused while they were extracted; returns how many were read.
-    fn handle_extracted(&mut self, node: i32, done: Done) -> usize {
+    /// partition was paused while they were extracted.
+    fn handle_extracted(&mut self, node: i32, done: Done) {
+        let read = self.hand_on(node, done);
+        if read > 0 {
+            self.count_fetched(node, 0, read as u64);
+        }
+    }
+
+    /// [`handle_extracted`](Self::handle_extracted), returning how many records were read.
+    fn hand_on(&mut self, node: i32, done: Done) -> usize {
         let Done {
             tp,
             position,
@@ -814,11 +802,12 @@ impl<H: Dispatch> Fetcher<H> {
             }
         }
         let extracted = match result {
-            Ok(e) => e,
-            Err(source) => {
+            Some(Ok(e)) => e,
+            Some(Err(source)) => {
                 self.unreadable(node, tp, position.offset, Unreadable::Records(source));
                 return 0;
             }
+            None => return 0,
         };
         self.errors.succeeded(&tp);
         let read = extracted.fetched.records.len();

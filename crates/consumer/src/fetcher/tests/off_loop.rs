@@ -10,10 +10,12 @@ use super::*;
 use mooring_wire::records::Compression;
 
 impl Harness {
-    /// Hands on every answer being extracted off the loop, as the loop does once each is done.
+    /// Hands on every partition being extracted off the loop, as the loop does once each is
+    /// done.
     async fn extracted(&mut self) {
-        while let Some(joined) = self.fetcher.extracting.join_next_with_id().await {
-            self.fetcher.extraction_finished(joined);
+        while !self.fetcher.extracting.is_empty() {
+            let (node, done) = self.fetcher.extracted_rx.recv().await.expect("open");
+            self.fetcher.extraction_done(node, done);
         }
     }
 }
