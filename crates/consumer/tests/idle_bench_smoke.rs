@@ -44,7 +44,10 @@ fn bench_idle_smoke_runs_mooring_and_java() {
         .lines()
         .find(|l| l.starts_with("| client "))
         .unwrap_or_else(|| panic!("no table:\n{stdout}\n{stderr}"));
-    assert!(header.contains("wake-ups/s"), "no wake-ups column: {header}");
+    assert!(
+        header.contains("wake-ups/s"),
+        "no wake-ups column: {header}"
+    );
     for client in ["mooring", "java"] {
         let row = stdout
             .lines()
