@@ -95,7 +95,7 @@ impl Shared {
     }
 
     /// The fetch loop's iterations so far and the time since the last one began (`None`: it
-    /// never ran). The loop iterates at least every 100 ms while it runs, whatever the handlers
+    /// never ran). The loop iterates at least once a second while it runs, whatever the handlers
     /// do, so a growing figure means the consumer's runtime is stuck, not a slow handler.
     pub(crate) fn loop_progress(&self) -> (u64, Option<std::time::Duration>) {
         let ticks = self.loop_ticks.load(Ordering::Relaxed);
@@ -151,7 +151,8 @@ impl Shared {
         self.events.send(event);
     }
 
-    /// Wakes the fetch loop (it also polls every 100 ms, so a missed wake only delays).
+    /// Wakes the fetch loop. A wake while the loop is busy is kept for its next wait
+    /// (`notify_one`), so none is missed: the loop has no timer to fall back on.
     pub(crate) fn wake(&self) {
         self.wake.notify_one();
     }

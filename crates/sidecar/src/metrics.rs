@@ -337,7 +337,7 @@ impl Metrics {
             consumer_memory_bytes: int_gauge(&r, "mooring_consumer_memory_bytes", "Bytes of record data the consumer holds (fetched, waiting for a handler, in its hands)."),
             consumer_memory_limit_bytes: int_gauge(&r, "mooring_consumer_memory_limit_bytes", "The consumer's mooring.memory.max.bytes."),
             poll_stale_seconds: gauge(&r, "mooring_poll_stale_seconds", "Time the processing loop made no progress while work waited (0 when idle)."),
-            consumer_loop_stale_seconds: gauge(&r, "mooring_consumer_loop_stale_seconds", "Seconds since the consumer's fetch (poll) loop last iterated, as of its last snapshot plus the snapshot's age (it iterates at least every 100 ms while the runtime lives)."),
+            consumer_loop_stale_seconds: gauge(&r, "mooring_consumer_loop_stale_seconds", "Seconds since the consumer's fetch (poll) loop last iterated, as of its last snapshot plus the snapshot's age (it iterates at least once a second while the runtime lives)."),
             // The telemetry ingest and the broker watch.
             telemetry_events_dropped_total: counter(&r, "mooring_telemetry_events_dropped_total", "Telemetry events the consumer lost (reported by its exporter)."),
             telemetry_requests_refused_total: counter(&r, "mooring_telemetry_requests_refused_total", "Telemetry POSTs refused: no credential, or not the one of ingest.token.file."),

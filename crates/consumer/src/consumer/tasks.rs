@@ -62,36 +62,31 @@ pub(crate) async fn forward_engine_events(
     member: Option<WeakGroupHandle<Client>>,
 ) {
     while let Some(event) = events.recv().await {
-        match &event {
-            ProcessingEvent::BackpressureResume { .. } => shared.wake(),
-            ProcessingEvent::PollIntervalExceeded {
-                partition, offset, ..
-            } => {
-                tracing::warn!(%partition, offset, "handler past max.poll.interval.ms; rejoining");
-                if let Some(member) = member.as_ref().and_then(WeakGroupHandle::upgrade) {
-                    if let Err(e) = member.poll_interval_exceeded().await {
-                        tracing::debug!(error = %e, "poll interval report");
-                    }
+        // Backpressure reaches the fetcher from the engine itself, not through these events
+        // (which a full queue may drop).
+        if let ProcessingEvent::PollIntervalExceeded {
+            partition, offset, ..
+        } = &event
+        {
+            tracing::warn!(%partition, offset, "handler past max.poll.interval.ms; rejoining");
+            if let Some(member) = member.as_ref().and_then(WeakGroupHandle::upgrade) {
+                if let Err(e) = member.poll_interval_exceeded().await {
+                    tracing::debug!(error = %e, "poll interval report");
                 }
             }
-            _ => {}
         }
         shared.emit(ConsumerEvent::Processing(event));
     }
 }
 
-/// A handler failure under policy `stop` ends the run with the failure.
+/// A handler failure under policy `stop` ends the run with the failure. Waits for the engine's
+/// word of it (no polling), or for the shutdown.
 pub(crate) async fn watch_failure<H: Dispatch>(shared: Arc<Shared>, engine: ProcessingEngine<H>) {
     let mut shutdown = shared.shutdown.subscribe();
-    loop {
-        if let Some(failure) = engine.failure() {
-            shared.fail(ConsumerError::HandlerFailed(Box::new(failure)));
-            return;
-        }
-        tokio::select! {
-            _ = shutdown.changed() => return,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
-        }
+    tokio::select! {
+        biased;
+        failure = engine.failed() => shared.fail(ConsumerError::HandlerFailed(Box::new(failure))),
+        _ = shutdown.changed() => {}
     }
 }
 

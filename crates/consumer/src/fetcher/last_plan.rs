@@ -1,18 +1,14 @@
-//! What the fetch loop's last plan was made from, so that an idle tick can tell that planning
-//! again could send nothing and skip it.
+//! What the fetch loop's last plan was made from, so that a wake by a deadline alone (`woken`
+//! false: `wakeups.rs`) can tell that planning again could send nothing and skip it.
 //!
 //! Planning goes over every assigned partition (the engine's backpressure, the subscription,
-//! leaders, sizes), and the loop ticks every 100 ms when nothing wakes it: with 1,000 idle
-//! partitions, planning on those ticks was most of the consumer's CPU while each broker
-//! long-polled its Fetch for `fetch.max.wait.ms`. What changes a plan comes with a wake of its own
-//! (an answer, a seek, a pause or resume, a rebalance, positions found, backpressure lifted), with
-//! new metadata, or with time (a partition's back-off or its read replica's lease ending). So on a
-//! tick with nothing else going on, the last plan stands if it was made from the same metadata
-//! snapshot and assignment, no partition's back-off or lease has ended since, and every broker it
-//! wanted still waits on its Fetch: nothing could be sent to them. A broker not waiting (backed
-//! off, say) makes every tick plan, as before. A backpressure pause has no wake: the next plan
-//! syncs it, as the next tick did, and meanwhile the engine takes from an answer only what fits
-//! (the rest is fetched again).
+//! leaders, sizes). What changes a plan comes with a wake of its own (an answer, a seek, a pause
+//! or resume, a rebalance, positions found, the engine's backpressure changing), with new
+//! metadata, or with time (a partition's back-off or its read replica's lease ending, a broker's
+//! back-off ending). So on a deadline with nothing else going on, the last plan stands if it was
+//! made from the same metadata snapshot and assignment, no partition's back-off or lease has
+//! ended since, and every broker it wanted still waits on its Fetch: nothing could be sent to
+//! them. A broker not waiting (backed off, say) makes it plan.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -55,8 +51,8 @@ impl LastPlan {
 }
 
 impl<H: Dispatch> Fetcher<H> {
-    /// The partitions to fetch now, by leader ([`plan`](Self::plan)), or `None` on an idle tick
-    /// (`woken` false: nothing but the tick ran the loop) while the last plan stands: every
+    /// The partitions to fetch now, by leader ([`plan`](Self::plan)), or `None` on a deadline
+    /// (`woken` false: nothing but the timer ran the loop) while the last plan stands: every
     /// broker it wanted waits on its Fetch, nothing changed (see the module docs).
     pub(super) fn plan_round(
         &mut self,

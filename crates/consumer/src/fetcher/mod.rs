@@ -3,8 +3,10 @@
 //!
 //! - **Who is fetched**: only [`SubscriptionState::fetchable_partitions`] — assigned, with a
 //!   position, paused neither by the user nor by the engine (its level-triggered
-//!   `unfetchable_partitions`, synced every round: backpressure, and partitions a revoke is
-//!   stopping, whose records it would refuse).
+//!   `unfetchable_partitions`, synced whenever the loop plans, which the engine wakes on every
+//!   change: backpressure, and partitions a revoke is stopping, whose records it would refuse).
+//!   The loop plans only when woken by a change or a deadline (`wakeups.rs`), not on a
+//!   periodic tick.
 //! - **Where**: partitions are grouped by their leader from metadata, or by the replica their
 //!   leader named for `client.rack` while its lease lasts (KIP-392, `replica.rs`, with its own
 //!   reaction table); at most one Fetch is in flight per broker. The fetcher has its own
@@ -88,6 +90,7 @@ mod sizes;
 pub(crate) mod stats;
 #[cfg(test)]
 mod tests;
+mod wakeups;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -127,10 +130,6 @@ enum Unreadable {
     /// A code Fetch cannot retry.
     Code(ErrorCode),
 }
-
-/// How often the loop looks again when nothing wakes it (pause/backpressure are level-triggered);
-/// such a tick plans only when the last plan no longer stands (`last_plan.rs`).
-const IDLE_TICK: Duration = Duration::from_millis(100);
 
 /// How far the engine took one partition's records.
 enum Handed {
@@ -194,7 +193,7 @@ pub(crate) struct Fetcher<H: Dispatch> {
     /// compressed): requests ask for the budget's room divided by it, so that the decompressed
     /// batches, which the records hold, fit the budget.
     expansion: f64,
-    /// What the last plan was made from, to skip planning on idle ticks.
+    /// What the last plan was made from, to skip planning on a deadline that changed nothing.
     last_plan: Option<LastPlan>,
 }
 
@@ -260,7 +259,7 @@ impl<H: Dispatch> Fetcher<H> {
     /// abandoned on return: their records were never handed out.
     pub(crate) async fn run(mut self) {
         let mut shutdown = self.shared.shutdown.subscribe();
-        // Whether something else than the idle tick ran this iteration.
+        // Whether something else than a deadline (`wakeups.rs`) ran this iteration.
         let mut woken = true;
         while !self.shared.is_shutting_down() {
             self.shared.loop_tick();
@@ -271,11 +270,8 @@ impl<H: Dispatch> Fetcher<H> {
             self.send_fetches(woken);
             woken = true;
             let wake = self.shared.wake.notified();
-            // A partition's back-off or lease may end before the idle tick.
-            let now = Instant::now();
-            let tick = self
-                .next_expiry(now)
-                .map_or(IDLE_TICK, |t| t.duration_since(now).min(IDLE_TICK));
+            let backpressure = self.engine.backpressure_changed();
+            let due = tokio::time::sleep_until(self.next_deadline(Instant::now()));
             tokio::select! {
                 Some(joined) = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
                     match joined {
@@ -307,9 +303,10 @@ impl<H: Dispatch> Fetcher<H> {
                     }
                 }
                 _ = wake => {}
+                _ = backpressure => {}
                 _ = self.shared.memory.released(), if self.memory_full => {}
                 _ = shutdown.changed() => {}
-                _ = tokio::time::sleep(tick) => woken = tick < IDLE_TICK,
+                () = due => woken = false,
             }
         }
         self.in_flight.abort_all();
@@ -319,8 +316,8 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// Starts offset initialisation in its own task when partitions need it, so a slow look-up
-    /// (a leader not yet elected, a coordinator moving) never holds up fetching the others. An
-    /// idle tick (`woken` false) looks only when a failed look-up's retry is due: a partition
+    /// (a leader not yet elected, a coordinator moving) never holds up fetching the others. A
+    /// wake by a deadline alone (`woken` false) looks only when a failed look-up's retry is due: a partition
     /// comes to need a position with a wake (assignment, seek to the beginning or end, an answer
     /// out of range), and looking goes over every assigned partition.
     fn initialize_positions(&mut self, woken: bool) {
@@ -437,7 +434,7 @@ impl<H: Dispatch> Fetcher<H> {
     }
 
     /// Plans and sends one Fetch to every broker that leads a partition to fetch and has none in
-    /// flight nor a back-off running, while the memory budget has room; on an idle tick
+    /// flight nor a back-off running, while the memory budget has room; on a deadline alone
     /// (`woken` false) nothing while the last plan stands. Planning looks at every assigned
     /// partition, so it is skipped when no request could go (every broker busy or backed off,
     /// or the budget full): with 1,000 partitions, planning on every wake of the loop took a

@@ -135,6 +135,11 @@ impl PartitionErrors {
         self.unavailable.values().any(|at| now >= *at)
     }
 
+    /// When the first unavailable topic is due to be looked up again.
+    pub(crate) fn next_recheck(&self) -> Option<Instant> {
+        self.unavailable.values().min().copied()
+    }
+
     /// A metadata refresh of `topics` answered; `listed` says whether it lists a topic. Topics it
     /// does not list become unavailable (looked up again after `recheck`); unavailable ones it
     /// lists are back.

@@ -1,6 +1,7 @@
 //! What every lane of the engine shares: the handler and its failure policy, the global
 //! concurrency bound (a fair semaphore), the halt after a `Stop` failure, the counters and the
-//! latency histogram, the events, and the wake-up of whoever waits for the engine to drain.
+//! latency histogram, the events, the wake-up of whoever waits for the engine to drain, and the
+//! signals to the fetcher, the watchdog and the failure's watcher (`signals.rs`).
 //!
 //! Nothing here is touched per record under a lock: a lane takes a concurrency permit per run of
 //! records (it keeps it from one record to the next unless another lane waits for one), reads
@@ -11,9 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
+use super::signals::{BackpressureChanges, WatchdogWake};
 use super::spans::TraceInfo;
 use super::{
     Dispatch, FailurePolicy, HandlerFailure, LatencyHistogram, ProcessingConfig, ProcessingEvent,
@@ -103,6 +106,13 @@ pub(crate) struct Context<H> {
     pub(crate) max_in_flight_observed: AtomicUsize,
     halted: AtomicBool,
     failure: Mutex<Option<HandlerFailure>>,
+    /// Wakes whoever waits for the failure that halts dispatching.
+    failed: Notify,
+    /// Lanes crossing their pause or resume levels, partitions stopped by a revoke: what the
+    /// fetcher must not fetch changed.
+    pub(crate) backpressure: BackpressureChanges,
+    /// Wakes the watchdog when a handler starts while none ran.
+    pub(crate) watchdog: Arc<WatchdogWake>,
     stats: Mutex<Stats>,
     pub(crate) poll_interval_exceeded: AtomicU64,
     pub(crate) progress: Progress,
@@ -130,6 +140,9 @@ impl<H: Dispatch> Context<H> {
             max_in_flight_observed: AtomicUsize::new(0),
             halted: AtomicBool::new(false),
             failure: Mutex::new(None),
+            failed: Notify::new(),
+            backpressure: BackpressureChanges::default(),
+            watchdog: Arc::new(WatchdogWake::default()),
             stats: Mutex::new(Stats::default()),
             poll_interval_exceeded: AtomicU64::new(0),
             progress: Progress::default(),
@@ -143,6 +156,11 @@ impl<H> Context<H> {
     /// Now, as a lane timestamp (never 0).
     pub(crate) fn now_ns(&self) -> u64 {
         self.ns_of(Instant::now())
+    }
+
+    /// The time of a lane timestamp.
+    pub(crate) fn instant_of(&self, ns: u64) -> Instant {
+        self.epoch + Duration::from_nanos(ns.saturating_sub(1))
     }
 
     pub(crate) fn ns_of(&self, t: Instant) -> u64 {
@@ -163,10 +181,12 @@ impl<H> Context<H> {
             .saturating_sub(self.permits.available_permits())
     }
 
-    /// Called after taking permits: keeps the most ever out.
+    /// Called after taking permits: keeps the most ever out, and wakes the watchdog if it
+    /// slept for want of a running handler.
     pub(crate) fn observe_in_flight(&self) {
         self.max_in_flight_observed
             .fetch_max(self.in_flight(), Ordering::Relaxed);
+        self.watchdog.handler_started();
     }
 
     pub(crate) fn release(&self, n: usize) {
@@ -186,6 +206,14 @@ impl<H> Context<H> {
             *kept = Some(failure);
         }
         self.halted.store(true, Ordering::Release);
+        drop(kept);
+        self.failed.notify_waiters();
+    }
+
+    /// Completes at the next halt. Enable it (or poll it) before reading [`failure`](Self::failure),
+    /// so that a halt in between still wakes it.
+    pub(crate) fn failed_notified(&self) -> Notified<'_> {
+        self.failed.notified()
     }
 
     pub(crate) fn failure(&self) -> Option<HandlerFailure> {

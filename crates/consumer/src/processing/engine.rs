@@ -2,7 +2,8 @@
 //! table of lanes (one task per partition, see the `run` module), hands each submitted batch to
 //! its lane, and answers from the lanes' published state: committable offsets, backpressure,
 //! metrics. The table's lock is taken once per call (per batch, never per record); the lanes
-//! never take it.
+//! never take it. What changes is signalled (`signals.rs`): backpressure to the fetcher, a
+//! handler starting to the watchdog, the halting failure to its watcher.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -71,14 +72,27 @@ impl<H: Dispatch> EngineState<H> {
         self.table.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reports records past `max.poll.interval.ms`; returns whether the watchdog should go on.
-    fn watchdog_tick(&self, now: Instant) -> bool {
-        let now = self.ctx.ns_of(now);
+    /// Reports records past `max.poll.interval.ms`; says when the watchdog should look again:
+    /// at the earliest deadline of a running record, not until a handler starts when none runs,
+    /// never once shut down with nothing running (`watchdog.rs`).
+    fn watchdog_scan(&self, now: Instant) -> watchdog::Next {
+        let ctx = &self.ctx;
         let table = self.read();
-        for lane in table.live.values() {
-            lane.state.scan_overdue(&self.ctx, now);
+        if table.closed && ctx.in_flight() == 0 {
+            return watchdog::Next::Stop;
         }
-        !(table.closed && self.ctx.in_flight() == 0)
+        if ctx.watchdog.sleep_unless(|| ctx.in_flight() > 0) {
+            return watchdog::Next::Idle;
+        }
+        let recheck = ctx.config.effective_watchdog_interval();
+        let now_ns = ctx.ns_of(now);
+        let next = table
+            .live
+            .values()
+            .filter_map(|lane| lane.state.scan_overdue(ctx, now_ns, recheck))
+            .min();
+        // Handlers run that no lane shows yet (a lane publishes its record as it starts it).
+        watchdog::Next::At(next.map_or(now + recheck, |ns| ctx.instant_of(ns)))
     }
 
     /// Every accepted record finished (nothing buffered, nothing running), or dispatch halted
@@ -91,6 +105,14 @@ impl<H: Dispatch> EngineState<H> {
                     .live
                     .values()
                     .all(|l| l.state.buffered_records() == 0))
+    }
+}
+
+impl<H: Dispatch> Drop for EngineState<H> {
+    /// The watchdog holds the engine weakly and may sleep until a handler starts: it is woken
+    /// to find the engine gone and end.
+    fn drop(&mut self) {
+        self.ctx.watchdog.wake();
     }
 }
 
@@ -107,6 +129,7 @@ impl<H: Dispatch> Drop for StoppingGuard<'_, H> {
             .write()
             .stopping
             .retain(|(id, _)| !self.ids.contains(id));
+        self.shared.ctx.backpressure.changed();
     }
 }
 
@@ -209,15 +232,17 @@ impl<H: Dispatch> ProcessingEngine<H> {
         }
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
         let (sink, events) = EventSink::channel(config.event_capacity);
-        let period = config.effective_watchdog_interval();
         let shared = Arc::new(EngineState {
             ctx: Arc::new(Context::new(config, handler, trace, sink)),
             table: RwLock::new(Table::default()),
             runtime,
         });
         let engine = Arc::downgrade(&shared);
-        shared.runtime.spawn(watchdog::run(period, move |now| {
-            engine.upgrade().is_some_and(|s| s.watchdog_tick(now))
+        let wake = Arc::clone(&shared.ctx.watchdog);
+        shared.runtime.spawn(watchdog::run(wake, move |now| {
+            engine
+                .upgrade()
+                .map_or(watchdog::Next::Stop, |s| s.watchdog_scan(now))
         }));
         Ok((ProcessingEngine { shared }, events))
     }
@@ -335,6 +360,7 @@ impl<H: Dispatch> ProcessingEngine<H> {
             }
             lanes
         };
+        self.shared.ctx.backpressure.changed();
         self.stop_lanes(lanes, Instant::now() + timeout).await
     }
 
@@ -388,6 +414,7 @@ impl<H: Dispatch> ProcessingEngine<H> {
                 table.stopping.retain(|(_, s)| *s != tp);
             }
         }
+        self.shared.ctx.backpressure.changed();
         self.count_discarded(discarded);
         discarded
     }
@@ -404,6 +431,9 @@ impl<H: Dispatch> ProcessingEngine<H> {
             }
             lanes
         };
+        self.shared.ctx.backpressure.changed();
+        // Asleep for want of a handler, the watchdog ends now that the engine is closed.
+        self.shared.ctx.watchdog.wake();
         self.stop_lanes(lanes, Instant::now() + timeout).await
     }
 
@@ -422,6 +452,28 @@ impl<H: Dispatch> ProcessingEngine<H> {
     /// The failure that stopped dispatching, under policy [`OnFailure::Stop`](super::OnFailure::Stop).
     pub fn failure(&self) -> Option<HandlerFailure> {
         self.shared.ctx.failure()
+    }
+
+    /// Completes with the failure that stops dispatching, once there is one (at once if there
+    /// is already).
+    pub(crate) async fn failed(&self) -> HandlerFailure {
+        let ctx = &self.shared.ctx;
+        loop {
+            let notified = ctx.failed_notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(failure) = ctx.failure() {
+                return failure;
+            }
+            notified.await;
+        }
+    }
+
+    /// Completes when what [`unfetchable_partitions`](Self::unfetchable_partitions) returns may
+    /// have changed (a lane crossed its pause or resume level, a stop began or ended). One
+    /// waiter, the fetcher: a change while it does not wait is kept for its next wait.
+    pub(crate) fn backpressure_changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.shared.ctx.backpressure.notified()
     }
 
     /// A snapshot of the engine's metrics. Counts of a busy lane reach it every few hundred

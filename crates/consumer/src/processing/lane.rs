@@ -234,6 +234,7 @@ impl LaneState {
                 window_records,
                 buffered_bytes,
             });
+            ctx.backpressure.changed();
         }
     }
 
@@ -256,6 +257,7 @@ impl LaneState {
                 window_records,
                 buffered_bytes,
             });
+            ctx.backpressure.changed();
         }
     }
 
@@ -278,21 +280,31 @@ impl LaneState {
         })
     }
 
-    /// Reports the oldest running record once when it passes `max.poll.interval.ms`.
-    pub(crate) fn scan_overdue<H>(&self, ctx: &Context<H>, now: u64) {
-        let Some(o) = self.overdue(ctx, now) else {
-            return;
-        };
-        if self.reported_offset.swap(o.offset, Ordering::AcqRel) == o.offset {
-            return;
+    /// Reports the oldest running record once when it passes `max.poll.interval.ms`. Returns
+    /// when to look at the lane again (a lane timestamp), if a record runs: when that record
+    /// comes due, or `recheck` from `now` once it is overdue (a record the lane does not show
+    /// meanwhile, with orderings `Key` and `None`, may come due before it ends).
+    pub(crate) fn scan_overdue<H>(
+        &self,
+        ctx: &Context<H>,
+        now: u64,
+        recheck: Duration,
+    ) -> Option<u64> {
+        let (offset, elapsed) = self.running::<H>(now)?;
+        let limit = ctx.config.max_poll_interval;
+        if elapsed < limit {
+            return Some(now.saturating_add(nanos(limit - elapsed)));
         }
-        ctx.poll_interval_exceeded.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(partition = %o.partition, offset = o.offset, elapsed = ?o.elapsed, "record handler exceeded max.poll.interval.ms");
-        ctx.emit(ProcessingEvent::PollIntervalExceeded {
-            partition: o.partition,
-            offset: o.offset,
-            elapsed: o.elapsed,
-        });
+        if self.reported_offset.swap(offset, Ordering::AcqRel) != offset {
+            ctx.poll_interval_exceeded.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(partition = %self.tp, offset, ?elapsed, "record handler exceeded max.poll.interval.ms");
+            ctx.emit(ProcessingEvent::PollIntervalExceeded {
+                partition: self.tp.clone(),
+                offset,
+                elapsed,
+            });
+        }
+        Some(now.saturating_add(nanos(recheck)))
     }
 
     pub(crate) fn metrics(&self) -> PartitionMetrics {
@@ -420,6 +432,11 @@ impl LaneHandle {
             paused_by_backpressure: st.is_paused(),
         })
     }
+}
+
+/// A duration in nanoseconds, as lane timestamps count (saturating).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// All-or-nothing: every offset above the last accepted one and above the one before it.

@@ -119,6 +119,7 @@ mod metrics;
 mod queue;
 mod record;
 mod run;
+mod signals;
 pub(crate) mod spans;
 mod task;
 mod tracker;

@@ -8,8 +8,8 @@
 //!
 //! Liveness is progress, never reachability: the sidecar's watch loop ticks, the consumer has
 //! sent something within `health.stale.ms` (snapshots come every few seconds), the consumer's
-//! fetch (poll) loop began an iteration within `health.stale.ms` (it iterates at least every
-//! 100 ms whatever the handlers do: a slow handler never fails liveness, a stuck runtime does),
+//! fetch (poll) loop began an iteration within `health.stale.ms` (it iterates at least once a
+//! second whatever the handlers do: a slow handler never fails liveness, a stuck runtime does),
 //! and its handlers are not stalled past the critical poll-stall threshold (keep that above
 //! `max.poll.interval.ms`). A broker outage fails none of these, so it cannot cause a restart
 //! storm. Readiness is the member's: joined, stable, assigned.
