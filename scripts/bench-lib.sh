@@ -1,6 +1,6 @@
-# scripts/bench-lib.sh — what the consume benches share (sourced by scripts/bench-consumer and
-# scripts/bench-share, not run): messages, the topics' fill, the Java peers' JVM options, a timed
-# run's figures, the load average.
+# scripts/bench-lib.sh — what the benches share (sourced by scripts/bench-consumer, bench-share,
+# bench-sidecar and bench-rebalance, not run): messages, where cargo builds, the topics' fill, the
+# Java peers' JVM options, a timed run's figures, the load average.
 #
 # The sourcing script sets, before it calls these:
 #   ROOT         the work tree
@@ -13,8 +13,15 @@
 die() { echo "$BENCH: $*" >&2; exit 1; }
 say() { echo "$BENCH: $*" >&2; }
 
-# bench_topic_records TOPIC: the sum of the end offsets of every partition of TOPIC (0 when it
-# does not exist).
+# bench_target_dir: the directory cargo builds the work tree's workspace into, absolute, as cargo
+# itself resolves it: CARGO_TARGET_DIR (a relative one taken from the work tree, where the benches
+# run cargo), build.target-dir of a cargo config, else target/ of the work tree.
+bench_target_dir() {
+  (cd "$ROOT" && cargo metadata --format-version 1 --no-deps --offline) |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' ||
+    die "cannot ask cargo for the target directory"
+}
+
 # bench_build_rust_peers TARGET_DIR BIN...: builds bench/rust-peers (release, --locked) into
 # TARGET_DIR (its own workspace would build into bench/rust-peers/target otherwise) and checks
 # that each BIN is there.
@@ -29,6 +36,8 @@ bench_build_rust_peers() {
   done
 }
 
+# bench_topic_records TOPIC: the sum of the end offsets of every partition of TOPIC (0 when it
+# does not exist).
 bench_topic_records() {
   { "${KAFKA[@]}" tool GetOffsetShell --bootstrap-server "$BOOTSTRAP" --topic "$1" 2>/dev/null || true; } |
     awk -F: -v t="$1" '$1 == t { s += $NF } END { print s + 0 }'
