@@ -68,7 +68,8 @@ def goal_lines(med, rss_goal, floor_goal):
         u = ours[2] / peers[best_cpu][2]
         print(f"ours/best peer: throughput {t:.2f}x (best: {best_rps}), CPU per GiB {u:.2f}x "
               f"(best: {best_cpu}), peak RSS {ours[3] / peers[best_rss][3]:.2f}x (best: {best_rss})")
-        goals += [f"throughput >= best peer: {met(t >= 1)}", f"CPU per GiB <= 0.5x best peer: {met(u <= 0.5)}"]
+        goals += [f"throughput >= 1.1x best peer: {met(t >= 1.1)}",
+                  f"CPU per GiB <= 0.6x best peer: {met(u <= 0.6)}"]
     if floor and floor[2] > 0:
         f = ours[2] / floor[2]
         print(f"ours/floor: CPU per GiB {f:.2f}x, throughput {ours[0] / floor[0]:.2f}x")
