@@ -10,10 +10,9 @@
 //! installs). Where it is absent, `scripts/test` leaves this test out (the bench-tools filter of
 //! `.config/nextest.toml`), so nextest counts it skipped; run anyway, it fails saying so.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use mooring_testkit::Cluster;
+use mooring_testkit::{run_bench_smoke, Cluster};
 
 const TOPICS: [&str; 2] = ["bench-consumer-smoke", "bench-consumer-smoke-lz4"];
 
@@ -26,25 +25,15 @@ fn bench_consumer_smoke_runs_mooring_the_floor_and_java() {
          where the tool is absent)"
     );
     let cluster = Cluster::shared();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench-consumer");
-    let started = std::time::Instant::now();
-    let out = Command::new(script)
-        .args(["--smoke", "--cluster", cluster.name(), "--mooring-bin"])
-        .arg(env!("CARGO_BIN_EXE_consume-bench"))
-        .arg("--floor-bin")
-        .arg(env!("CARGO_BIN_EXE_fetch-floor"))
-        .output()
-        .expect("run scripts/bench-consumer");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!(
-        "scripts/bench-consumer --smoke took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        out.status.success(),
-        "scripts/bench-consumer --smoke failed ({}):\n{stdout}\n{stderr}",
-        out.status
+    let (stdout, stderr) = run_bench_smoke(
+        "bench-consumer",
+        &cluster,
+        [
+            "--mooring-bin",
+            env!("CARGO_BIN_EXE_consume-bench"),
+            "--floor-bin",
+            env!("CARGO_BIN_EXE_fetch-floor"),
+        ],
     );
     let (tables, costs) = stdout
         .split_once("what one core does for the parts no client avoids")

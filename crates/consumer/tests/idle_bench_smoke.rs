@@ -10,31 +10,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::Command;
-
-use mooring_testkit::Cluster;
+use mooring_testkit::{run_bench_smoke, Cluster};
 
 #[test]
 fn bench_idle_smoke_runs_mooring_and_java() {
     let cluster = Cluster::shared();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench-idle");
-    let started = std::time::Instant::now();
-    let out = Command::new(script)
-        .args(["--smoke", "--cluster", cluster.name(), "--mooring-bin"])
-        .arg(env!("CARGO_BIN_EXE_consume-bench"))
-        .output()
-        .expect("run scripts/bench-idle");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!(
-        "scripts/bench-idle --smoke took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        out.status.success(),
-        "scripts/bench-idle --smoke failed ({}):\n{stdout}\n{stderr}",
-        out.status
+    let (stdout, stderr) = run_bench_smoke(
+        "bench-idle",
+        &cluster,
+        ["--mooring-bin", env!("CARGO_BIN_EXE_consume-bench")],
     );
     assert!(
         stdout.contains("bench-idle-smoke (20 partitions, empty)"),

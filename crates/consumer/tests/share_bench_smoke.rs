@@ -10,10 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use mooring_testkit::Cluster;
+use mooring_testkit::{run_bench_smoke, Cluster};
 
 #[test]
 fn bench_share_smoke_runs_mooring_and_java() {
@@ -24,23 +23,10 @@ fn bench_share_smoke_runs_mooring_and_java() {
          where the tool is absent)"
     );
     let cluster = Cluster::shared();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench-share");
-    let started = std::time::Instant::now();
-    let out = Command::new(script)
-        .args(["--smoke", "--cluster", cluster.name(), "--mooring-bin"])
-        .arg(env!("CARGO_BIN_EXE_share-bench"))
-        .output()
-        .expect("run scripts/bench-share");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!(
-        "scripts/bench-share --smoke took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        out.status.success(),
-        "scripts/bench-share --smoke failed ({}):\n{stdout}\n{stderr}",
-        out.status
+    let (stdout, stderr) = run_bench_smoke(
+        "bench-share",
+        &cluster,
+        ["--mooring-bin", env!("CARGO_BIN_EXE_share-bench")],
     );
     let (noop, delay) = stdout
         .split_once("2 ms async handler")

@@ -9,9 +9,8 @@
 //! `scripts/test` does first, and `cargo nextest run --workspace`) puts it.
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use mooring_testkit::Cluster;
+use mooring_testkit::{run_bench_smoke, Cluster};
 
 #[test]
 fn bench_sidecar_smoke_renders_and_runs_a_throughput_round() {
@@ -22,28 +21,17 @@ fn bench_sidecar_smoke_renders_and_runs_a_throughput_round() {
         consume_bench.display()
     );
     let cluster = Cluster::shared();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench-sidecar");
-    let started = std::time::Instant::now();
-    let out = Command::new(script)
-        .args(["--smoke", "--cluster", cluster.name(), "--sidecar-bin"])
-        .arg(env!("CARGO_BIN_EXE_mooring-sidecar"))
-        .arg("--sidecar-bench-bin")
-        .arg(env!("CARGO_BIN_EXE_sidecar-bench"))
-        .arg("--consume-bench-bin")
-        .arg(&consume_bench)
-        .env_remove("MOORING_SIDECAR_LISTEN")
-        .output()
-        .expect("run scripts/bench-sidecar");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!(
-        "scripts/bench-sidecar --smoke took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        out.status.success(),
-        "scripts/bench-sidecar --smoke failed ({}):\n{stdout}\n{stderr}",
-        out.status
+    let (stdout, stderr) = run_bench_smoke(
+        "bench-sidecar",
+        &cluster,
+        [
+            "--sidecar-bin".as_ref(),
+            env!("CARGO_BIN_EXE_mooring-sidecar").as_ref(),
+            "--sidecar-bench-bin".as_ref(),
+            env!("CARGO_BIN_EXE_sidecar-bench").as_ref(),
+            "--consume-bench-bin".as_ref(),
+            consume_bench.as_os_str(),
+        ],
     );
     assert!(
         stdout.contains("mooring_assigned_partitions 50"),

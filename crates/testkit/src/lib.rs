@@ -22,12 +22,14 @@
 //! - [`kfake`]: franz-go's fake broker in a process of its own, for injecting broker errors per
 //!   request kind and count.
 
+mod bench_smoke;
 pub mod encode;
 pub mod fault_proxy;
 mod group;
 pub mod kfake;
 mod producer;
 
+pub use bench_smoke::run_bench_smoke;
 pub use fault_proxy::FaultProxy;
 pub use group::{
     parse_describe_members, parse_describe_offsets, parse_group_types, parse_state, GroupMember,
