@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::io::{BufRead, Read, Write};
 
-use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+use zstd::zstd_safe::{get_error_name, DCtx};
 
 /// A compression codec, as numbered in the batch attributes (bits 0–2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -278,80 +278,56 @@ fn read_buffered_bounded(
     Ok(())
 }
 
-/// Decompresses zstd frames straight into the output `Vec`, growing it within the limit: no
-/// intermediate buffer to copy from and no zeroing first, as `zstd::stream::read::Decoder`
-/// with `read_to_end` would need. Several concatenated frames are read one after the other.
+thread_local! {
+    /// This thread's zstd decompression context, made on first use and kept: making one (about
+    /// 100 KiB, zeroed) for every batch took more time than decompressing small batches. A call
+    /// leaves nothing behind in it, failed or not: each starts a new frame.
+    static ZSTD_CONTEXT: RefCell<Option<DCtx<'static>>> = const { RefCell::new(None) };
+}
+
+/// Decompresses zstd frames straight into the output `Vec` in one call, the output serving as
+/// the window: the context keeps no window buffer of its own (a streaming decoder holds one of
+/// the frame's window size, 2 MiB and more for the frames Kafka's producers write, per thread
+/// that ever decompressed a batch). A frame that does not fit is decoded again into twice the
+/// room, up to the limit; the buffers a consumer reuses keep their size, so that is rare.
 fn zstd_bounded(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<(), CompressionError> {
-    thread_local! {
-        /// One decompression context per thread, reset for each batch: making one (a few hundred
-        /// KiB, zeroed) for every batch took more time than decompressing small batches.
-        static DECODER: RefCell<Option<Decoder<'static>>> = const { RefCell::new(None) };
-    }
-    let corrupt = |e: std::io::Error| CompressionError::Corrupt {
-        codec: Compression::Zstd,
-        detail: e.to_string(),
+    let codec = Compression::Zstd;
+    let corrupt = |detail: &str| CompressionError::Corrupt {
+        codec,
+        detail: detail.to_string(),
     };
-    DECODER.with(|cell| {
+    ZSTD_CONTEXT.with(|cell| {
         let mut cell = cell.borrow_mut();
-        let decoder = match cell.as_mut() {
-            Some(decoder) => {
-                decoder.reinit().map_err(corrupt)?;
-                decoder
-            }
-            None => cell.insert(Decoder::new().map_err(corrupt)?),
+        let dctx = match cell.as_mut() {
+            Some(dctx) => dctx,
+            None => cell
+                .insert(DCtx::try_create().ok_or_else(|| corrupt("no memory for a zstd context"))?),
         };
-        zstd_with(decoder, input, limit, out)
+        loop {
+            out.clear();
+            match dctx.decompress(out, input) {
+                Ok(_) if out.len() > limit => {
+                    return Err(CompressionError::TooLarge { codec, limit })
+                }
+                Ok(_) => return Ok(()),
+                Err(code) if !dst_too_small(code) => return Err(corrupt(get_error_name(code))),
+                // Room for one byte past the limit tells "exactly at the limit" from "over it".
+                Err(_) if out.capacity() > limit => {
+                    return Err(CompressionError::TooLarge { codec, limit })
+                }
+                Err(_) => {
+                    let room = out.capacity().max(input.len()).saturating_mul(2);
+                    out.reserve_exact(room.min(limit.saturating_add(1)));
+                }
+            }
+        }
     })
 }
 
-fn zstd_with(
-    decoder: &mut Decoder<'static>,
-    input: &[u8],
-    limit: usize,
-    out: &mut Vec<u8>,
-) -> Result<(), CompressionError> {
-    let codec = Compression::Zstd;
-    let corrupt = |e: std::io::Error| CompressionError::Corrupt {
-        codec,
-        detail: e.to_string(),
-    };
-    let mut src = InBuffer::around(input);
-    let mut finished_frame = false;
-    loop {
-        if out.len() == out.capacity() {
-            // Room for one byte past the limit tells "exactly at the limit" from "over it".
-            let room = limit.saturating_add(1) - out.len();
-            out.reserve_exact(room.min(out.len().max(64 << 10)));
-        }
-        if finished_frame {
-            // A new frame follows.
-            decoder.reinit().map_err(corrupt)?;
-        }
-        let (read, written) = (src.pos(), out.len());
-        let hint = {
-            let pos = out.len();
-            let mut dst = OutBuffer::around_pos(out, pos);
-            decoder.run(&mut src, &mut dst).map_err(corrupt)?
-        };
-        if out.len() > limit {
-            return Err(CompressionError::TooLarge { codec, limit });
-        }
-        // 0: a frame was decoded and flushed completely.
-        finished_frame = hint == 0;
-        if src.pos() == input.len() {
-            if finished_frame {
-                break;
-            }
-            let stuck = src.pos() == read && out.len() == written && out.len() < out.capacity();
-            if stuck {
-                return Err(corrupt(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "incomplete frame",
-                )));
-            }
-        }
-    }
-    Ok(())
+/// zstd's error "destination buffer is too small", known by its name (libzstd's names are
+/// stable, and a test decodes a frame that needs more room than it is first given).
+fn dst_too_small(code: usize) -> bool {
+    get_error_name(code) == "Destination buffer is too small"
 }
 
 /// Appends one raw snappy block to `out`, checking its declared length against the limit first.
@@ -419,6 +395,40 @@ fn xerial_decompress(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The frames Kafka's producers write (a streaming encoder, no content size) have a window
+    /// of 2 MiB and more; the thread's context holds none of it after decoding one.
+    #[test]
+    fn the_zstd_context_keeps_no_window() -> Result<(), CompressionError> {
+        let input: Vec<u8> = (0..4_000_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        let packed = compress(Compression::Zstd, &input, None)?;
+        assert_eq!(decompress(Compression::Zstd, &packed, input.len())?, input);
+        let held = ZSTD_CONTEXT.with(|c| c.borrow().as_ref().map(DCtx::sizeof));
+        assert!(
+            held.is_some_and(|n| n < 512 << 10),
+            "context of {held:?} bytes"
+        );
+        Ok(())
+    }
+
+    /// A frame far smaller than what it holds is decoded again into more room until it fits,
+    /// and stops at the limit.
+    #[test]
+    fn a_zstd_frame_that_does_not_fit_is_decoded_into_more_room() -> Result<(), CompressionError> {
+        let input = vec![7u8; 3 << 20];
+        let packed = compress(Compression::Zstd, &input, None)?;
+        assert!(packed.len() * 1000 < input.len(), "{} bytes", packed.len());
+        let mut out = Vec::new();
+        decompress_into(Compression::Zstd, &packed, input.len(), &mut out)?;
+        assert_eq!(out, input);
+        assert!(matches!(
+            decompress(Compression::Zstd, &packed, input.len() - 1),
+            Err(CompressionError::TooLarge { .. })
+        ));
+        Ok(())
+    }
 
     /// The thread's zstd context is reused: a batch cut short or over the limit leaves it
     /// midway, and the next batch still decompresses whole.
