@@ -189,9 +189,10 @@ pub(crate) struct Fetcher<H: Dispatch> {
     memory_full: bool,
     /// The broker the last request went to: the next round's turns start after it.
     last_admitted: i32,
-    /// How much larger than their wire size recent answers became once decompressed (1: not
-    /// compressed): requests ask for the budget's room divided by it, so that the decompressed
-    /// batches, which the records hold, fit the budget.
+    /// How much recent answers held while extracted, per byte of their wire size: their frame
+    /// and, beside it until the last batch is extracted, their decompressed batches (1: not
+    /// compressed). Requests ask for the budget's room divided by it, so that an answer fits the
+    /// budget whole; a batch the budget has no room for is left, and fetched again later.
     expansion: f64,
     /// What the last plan was made from, to skip planning on a deadline that changed nothing.
     last_plan: Option<LastPlan>,
@@ -817,7 +818,9 @@ impl<H: Dispatch> Fetcher<H> {
         if extracted.deferred {
             tracing::debug!(partition = %tp, next = extracted.next_offset, "fetch: batches left until the memory budget has room");
         } else {
-            let expansion = (extracted.decompressed as f64 / wire_bytes as f64).clamp(1.0, 16.0);
+            // Held while extracted: the frame, and what its batches decompress to beside it.
+            let held = wire_bytes + extracted.decompressed;
+            let expansion = (held as f64 / wire_bytes as f64).clamp(1.0, 17.0);
             self.expansion = 0.75 * self.expansion + 0.25 * expansion;
         }
         if !extracted.fetched.records.is_empty() {

@@ -46,7 +46,8 @@ impl<H: Dispatch> Fetcher<H> {
     /// fetch: what the memory budget has room for, beside the frames alive and the requests in
     /// flight, at most half the budget (so one answer is handled while the next is fetched) or,
     /// with more than two brokers, its share of the budget (so that each can have a request in
-    /// flight), divided by the recent answers' expansion when decompressed, and at most
+    /// flight), divided by what recent answers held while extracted per wire byte (their frame
+    /// and their decompressed batches), and at most
     /// `fetch.max.bytes`. `None` while the budget is full; with nothing held at all a request
     /// always goes (the broker still sends a first batch larger than asked for, so a record
     /// larger than the budget is consumed).

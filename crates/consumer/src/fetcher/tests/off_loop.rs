@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use tokio::time::advance;
 
 use super::*;
-use mooring_wire::records::Compression;
+use mooring_wire::records::{compression, Compression};
 
 impl Harness {
     /// Hands on every partition being extracted off the loop, as the loop does once each is
@@ -210,4 +210,63 @@ proptest! {
             prop_assert!(off.0.iter().all(|p| *p <= at), "past the damage at {}: {:?}", at, off);
         }
     }
+}
+
+/// `n` records from `base` in one lz4 batch, whose values decompress to about twice their
+/// compressed size (half of each value random bytes, half zeros).
+fn half_random_lz4(base: i64, n: i64) -> Bytes {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64 ^ base as u64;
+    let mut b = RecordBatch::builder(base)
+        .partition_leader_epoch(0)
+        .compression(Compression::Lz4);
+    for i in 0..n {
+        let mut value = vec![0u8; 2048];
+        for byte in &mut value[..1024] {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            *byte = seed as u8;
+        }
+        b = b.record(1_000 + i, None, Some(Bytes::from(value)), vec![]);
+    }
+    let mut buf = BytesMut::new();
+    b.build().encode(&mut buf).expect("encode");
+    buf.freeze()
+}
+
+/// While a compressed answer is extracted, its frame and its decompressed batches are held
+/// together: requests ask for the room divided by both, so that an answer of that size fits the
+/// budget whole and none of it is left over to be fetched again.
+#[tokio::test(start_paused = true)]
+async fn requests_leave_room_for_an_answer_and_its_decompressed_batches() {
+    let a0 = tp("a", 0);
+    let md = metadata(&[("a", 1)]);
+    let mut h = harness(std::slice::from_ref(&a0));
+    let wire = half_random_lz4(0, 6);
+    let inflated = compression::decompress(Compression::Lz4, &wire[HEADER..], 1 << 20)
+        .expect("decompresses")
+        .len();
+    let held_per_wire_byte = 1.0 + inflated as f64 / wire.len() as f64;
+    assert!(
+        (2.5..3.5).contains(&held_per_wire_byte),
+        "{held_per_wire_byte}"
+    );
+    // Enough answers for what the fetcher learns of them to settle (below the high watermark).
+    for round in 0..16 {
+        let _ = h.send(&md).expect("fetch");
+        h.answer(vec![(
+            a0.clone(),
+            records(0, half_random_lz4(round * 6, 6)),
+        )]);
+        h.extracted().await;
+        assert_eq!(h.position(&a0), round * 6 + 6);
+    }
+    let memory = Arc::clone(&h.fetcher.shared.memory);
+    let room = (memory.limit() - memory.in_use()).min(memory.limit() / 2) as f64;
+    let asked = f64::from(h.fetcher.request_max_bytes(1).expect("room"));
+    let held = asked * held_per_wire_byte;
+    assert!(
+        held <= room * 1.02 && held >= room * 0.9,
+        "asked {asked} bytes, holding {held} of {room} while extracted"
+    );
 }
