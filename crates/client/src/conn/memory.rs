@@ -11,11 +11,13 @@
 //! The fetcher asks the broker for no more than the budget has room for ([`FrameMemory::in_use`]).
 //!
 //! Frame buffers are anonymous memory maps of their own; freed ones are kept for the next frames
-//! while all buffers, alive and free, stay within one and a half times the budget, and unmapped
-//! otherwise, so the process's resident memory follows the budget whatever the allocator: with glibc's, buffers of a few MiB freed on one thread and allocated on another
+//! while all buffers, alive and free, stay within one and a quarter times the budget, and
+//! unmapped otherwise, so the process's resident memory follows the budget whatever the
+//! allocator: with glibc's, buffers of a few MiB freed on one thread and allocated on another
 //! (and its mmap threshold, which rises after each such free) left the heap 1.5 to 2.5 times
 //! larger than what it held, varying from run to run. Reuse also saves the page faults of a
-//! fresh buffer (one per 4 KiB).
+//! fresh buffer (one per 4 KiB). Decompressed batches are heap buffers (reused through the free
+//! list while they fit the same bound): the heap keeps what they took at the most.
 
 use std::cell::Cell;
 use std::fmt;
@@ -207,7 +209,7 @@ impl FrameMemory {
     }
 
     /// A buffer's last slice was dropped: kept for reuse while the buffers alive and free stay
-    /// within one and a half times the limit (the smallest free maps make room for a map), freed
+    /// within one and a quarter times the limit (the smallest free maps make room for a map), freed
     /// otherwise. Free buffers are not counted as held: the next frames reuse them (a
     /// compressed answer's frame is freed while its decompressed batches are held).
     fn give_back(&self, storage: Storage) {
