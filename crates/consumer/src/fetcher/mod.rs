@@ -409,28 +409,24 @@ impl<H: Dispatch> Fetcher<H> {
         node: i32,
         wanted: BTreeMap<TopicPartition, PartitionRequest>,
         metadata: &Metadata,
-    ) -> (SessionRequest, BTreeMap<String, Uuid>) {
+    ) -> (Arc<SessionRequest>, BTreeMap<String, Uuid>) {
         let session = self.sessions.entry(node).or_default();
-        let mut plan = session.build(wanted.clone());
-        if plan
-            .to_forget
-            .iter()
+        if session
+            .forgets(&wanted)
             .any(|tp| !metadata.topics.contains_key(&tp.topic))
         {
             session.reset();
-            plan = session.build(wanted);
         }
-        let ids = plan
-            .session
-            .keys()
-            .chain(&plan.to_forget)
-            .filter_map(|tp| {
-                metadata
-                    .topics
-                    .get(&tp.topic)
-                    .map(|t| (tp.topic.clone(), t.id))
-            })
-            .collect();
+        let plan = session.build(wanted);
+        // Each topic's name once (a plan lists partitions, most of them of a few topics).
+        let mut ids = BTreeMap::new();
+        for tp in plan.session.keys().chain(&plan.to_forget) {
+            if !ids.contains_key(&tp.topic) {
+                if let Some(t) = metadata.topics.get(&tp.topic) {
+                    ids.insert(tp.topic.clone(), t.id);
+                }
+            }
+        }
         (plan, ids)
     }
 

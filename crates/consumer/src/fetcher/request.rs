@@ -128,6 +128,8 @@ fn same_topic(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use bytes::BytesMut;
     use mooring_wire::messages::Message;
 
@@ -135,7 +137,7 @@ mod tests {
     use super::*;
     use crate::TopicPartition;
 
-    fn plan() -> SessionRequest {
+    fn plan() -> Arc<SessionRequest> {
         let mut s = FetchSession::default();
         let req = PartitionRequest {
             fetch_offset: 10,

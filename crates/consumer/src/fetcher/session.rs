@@ -14,6 +14,7 @@
 //! top-level error reset the session: the next request is full again.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::TopicPartition;
 
@@ -64,8 +65,9 @@ pub(crate) struct FetchSession {
     next_epoch: i32,
     /// The partitions the broker holds in the session (as last sent).
     partitions: BTreeMap<TopicPartition, PartitionRequest>,
-    /// A request is in flight: its plan becomes the session once answered.
-    pending: Option<SessionRequest>,
+    /// A request is in flight: its plan becomes the session once answered. Shared with the
+    /// request being sent (a plan lists every partition of the session: no copy of it).
+    pending: Option<Arc<SessionRequest>>,
 }
 
 impl FetchSession {
@@ -84,8 +86,23 @@ impl FetchSession {
             .or_else(|| self.partitions.get(tp).copied())
     }
 
+    /// The partitions of the session that the next request for `wanted` forgets (none when it
+    /// is full: a full request forgets by omission).
+    pub fn forgets<'a>(
+        &'a self,
+        wanted: &'a BTreeMap<TopicPartition, PartitionRequest>,
+    ) -> impl Iterator<Item = &'a TopicPartition> + 'a {
+        let incremental = self.id != 0;
+        self.partitions
+            .keys()
+            .filter(move |tp| incremental && !wanted.contains_key(*tp))
+    }
+
     /// Plans the next request for `wanted` (every partition to fetch from this broker).
-    pub fn build(&mut self, wanted: BTreeMap<TopicPartition, PartitionRequest>) -> SessionRequest {
+    pub fn build(
+        &mut self,
+        wanted: BTreeMap<TopicPartition, PartitionRequest>,
+    ) -> Arc<SessionRequest> {
         let request = if self.id == 0 {
             SessionRequest {
                 session_id: 0,
@@ -100,12 +117,7 @@ impl FetchSession {
                 .filter(|(tp, req)| self.partitions.get(*tp) != Some(*req))
                 .map(|(tp, req)| (tp.clone(), *req))
                 .collect();
-            let to_forget = self
-                .partitions
-                .keys()
-                .filter(|tp| !wanted.contains_key(*tp))
-                .cloned()
-                .collect();
+            let to_forget = self.forgets(&wanted).cloned().collect();
             SessionRequest {
                 session_id: self.id,
                 session_epoch: self.next_epoch,
@@ -114,7 +126,8 @@ impl FetchSession {
                 session: wanted,
             }
         };
-        self.pending = Some(request.clone());
+        let request = Arc::new(request);
+        self.pending = Some(Arc::clone(&request));
         request
     }
 
@@ -139,7 +152,9 @@ impl FetchSession {
                 self.next_epoch + 1
             };
         }
-        self.partitions = sent.session;
+        // The request is sent by now, so the plan is seldom still shared.
+        self.partitions =
+            Arc::try_unwrap(sent).map_or_else(|sent| sent.session.clone(), |sent| sent.session);
     }
 
     /// The request failed or the broker refused the session: start over with a full request.

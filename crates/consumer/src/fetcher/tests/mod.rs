@@ -108,12 +108,12 @@ fn harness_with(partitions: &[TopicPartition], extra: &[(&str, &str)]) -> Harnes
 impl Harness {
     /// What `send_fetches` would send to [`NODE`] now (recorded in the session's books, as if
     /// sent), or `None` when nothing is to be fetched there.
-    fn send(&mut self, metadata: &Metadata) -> Option<SessionRequest> {
+    fn send(&mut self, metadata: &Metadata) -> Option<Arc<SessionRequest>> {
         self.send_to(NODE, metadata)
     }
 
     /// What `send_fetches` would send to `node` now, as [`send`](Self::send) for [`NODE`].
-    fn send_to(&mut self, node: i32, metadata: &Metadata) -> Option<SessionRequest> {
+    fn send_to(&mut self, node: i32, metadata: &Metadata) -> Option<Arc<SessionRequest>> {
         let now = Instant::now();
         let mut by_node = self.fetcher.plan(metadata, now);
         let wanted = by_node.remove(&node)?;
@@ -255,7 +255,7 @@ fn metadata(topics: &[(&str, i32)]) -> Metadata {
     m
 }
 
-fn listed(plan: &Option<SessionRequest>) -> Vec<TopicPartition> {
+fn listed(plan: &Option<Arc<SessionRequest>>) -> Vec<TopicPartition> {
     plan.as_ref()
         .map(|p| p.session.keys().cloned().collect())
         .unwrap_or_default()
