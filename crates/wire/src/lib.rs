@@ -13,6 +13,7 @@ pub mod error;
 pub mod error_code;
 pub mod frame;
 pub mod messages;
+pub mod offsets_topic;
 pub mod primitives;
 pub mod records;
 
