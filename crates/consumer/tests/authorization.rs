@@ -59,18 +59,6 @@ async fn refused(cluster: &Cluster, group: &str, topic: &str) -> ConsumerError {
     error
 }
 
-fn allow(cluster: &Cluster, operation: &str, resource: &str, name: &str) {
-    cluster.acl(&[
-        "--add",
-        "--allow-principal",
-        "User:alice",
-        "--operation",
-        operation,
-        resource,
-        name,
-    ]);
-}
-
 #[tokio::test]
 async fn authorization_refused_is_fatal_once_and_granted_consumes() {
     let cluster = Cluster::dedicated_with("authz", 1, PORT_BASE, &["--authorizer"]);
@@ -106,7 +94,7 @@ async fn authorization_refused_is_fatal_once_and_granted_consumes() {
 
     // The group, not the topic: the topic's metadata is refused.
     let group = unique("authz-group-only");
-    allow(&cluster, "Read", "--group", &group);
+    cluster.allow_user("Read", "--group", &group);
     let error = refused(&cluster, &group, &topic).await;
     assert!(
         matches!(&error, ConsumerError::TopicAuthorizationFailed { topics, principal }
@@ -116,8 +104,8 @@ async fn authorization_refused_is_fatal_once_and_granted_consumes() {
 
     // The topic described but not readable: assigned, then refused by Fetch.
     let group = unique("authz-describe-only");
-    allow(&cluster, "Read", "--group", &group);
-    allow(&cluster, "Describe", "--topic", &topic);
+    cluster.allow_user("Read", "--group", &group);
+    cluster.allow_user("Describe", "--topic", &topic);
     let error = refused(&cluster, &group, &topic).await;
     assert!(
         matches!(&error, ConsumerError::TopicAuthorizationFailed { topics, .. }
@@ -127,8 +115,8 @@ async fn authorization_refused_is_fatal_once_and_granted_consumes() {
 
     // Both granted: every record consumed, a clean end.
     let group = unique("authz-granted");
-    allow(&cluster, "Read", "--group", &group);
-    allow(&cluster, "Read", "--topic", &topic);
+    cluster.allow_user("Read", "--group", &group);
+    cluster.allow_user("Read", "--topic", &topic);
     let c = alice(&cluster, &group, &topic);
     let seen = common::Seen::default();
     let run = common::spawn_run(&c, &seen, Duration::ZERO);

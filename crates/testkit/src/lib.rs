@@ -280,6 +280,21 @@ impl Cluster {
         self.tool_ok("AclCommand", &all);
     }
 
+    /// Allows the SASL user (`MOORING_SASL_USER`) `operation` on a resource, e.g.
+    /// `allow_user("Read", "--group", group)`, with [`Cluster::acl`].
+    pub fn allow_user(&self, operation: &str, resource: &str, name: &str) {
+        let principal = format!("User:{}", self.var("MOORING_SASL_USER"));
+        self.acl(&[
+            "--add",
+            "--allow-principal",
+            &principal,
+            "--operation",
+            operation,
+            resource,
+            name,
+        ]);
+    }
+
     /// Creates a topic with `partitions` partitions (replication factor: the cluster's node count).
     pub fn create_topic(&self, topic: &str, partitions: u32) {
         let rf = self
