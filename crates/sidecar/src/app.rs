@@ -49,11 +49,16 @@ impl App {
     }
 
     /// What `GET /metrics` serves: evaluates the alerts (so their gauges are as of now), then the
-    /// registry's families, then the per-partition lag families from the lag table.
+    /// registry's families, then the per-partition lag families from the lag table and the lag
+    /// statuses as of now.
     pub fn scrape(&self) -> String {
         let _ = self.alerts();
         let mut text = self.metrics.render();
-        write_lag_families(&mut text, &self.state().lag);
+        let state = self.state();
+        write_lag_families(&mut text, &state.lag);
+        let report = crate::lag_status::report(self, &state, unix_ms() as i64);
+        drop(state);
+        crate::lag_status::write_status_families(&mut text, &report);
         text
     }
 

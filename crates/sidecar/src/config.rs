@@ -150,6 +150,30 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         "most partitions exported with lag series",
     ),
     k(
+        "lag.status.window",
+        Kind::Count,
+        "10",
+        "commits kept per partition for its lag status (Burrow's intervals), 1 to 100",
+    ),
+    k(
+        "lag.status.min.distance.ms",
+        Kind::Millis,
+        "1000",
+        "a commit closer than this to the last one kept replaces it (Burrow's min-distance)",
+    ),
+    k(
+        "lag.status.allowed.lag",
+        Kind::Count,
+        "0",
+        "a lag up to this many records counts as caught up (Burrow: 0)",
+    ),
+    k(
+        "lag.status.lookback.ms",
+        Kind::Millis,
+        "600000",
+        "how far back __consumer_offsets is read at start, to fill the commit windows",
+    ),
+    k(
         "health.stale.ms",
         Kind::Millis,
         "60000",
@@ -357,6 +381,8 @@ pub struct SidecarConfig {
     pub rebalance_history: usize,
     /// The cap on lag series.
     pub lag_max_partitions: usize,
+    /// How commit windows are kept and judged.
+    pub lag_status: crate::lag_status::StatusConfig,
     /// Consumer silence (or a consumer loop without an iteration) that fails liveness.
     pub health_stale: Duration,
     /// How long a departed member's commits must have stood still while records waited for
@@ -436,6 +462,7 @@ impl SidecarConfig {
             watch_interval: millis("watch.interval.ms", &ours.get("watch.interval.ms"))?,
             rebalance_history: count("rebalances.history", &ours.get("rebalances.history"))?.max(1),
             lag_max_partitions: count("lag.max.partitions", &ours.get("lag.max.partitions"))?,
+            lag_status: lag_status(&ours)?,
             health_stale: millis("health.stale.ms", &ours.get("health.stale.ms"))?,
             causes_stall: millis("causes.stall.ms", &ours.get("causes.stall.ms"))?,
             rules_scrape_selector: selector(
@@ -654,6 +681,30 @@ fn selector(key: &str, value: &str) -> Result<String, ConfigError> {
         ));
     }
     Ok(v.to_string())
+}
+
+/// The `lag.status.*` keys.
+fn lag_status(ours: &Ours) -> Result<crate::lag_status::StatusConfig, ConfigError> {
+    let window = count("lag.status.window", &ours.get("lag.status.window"))?;
+    if !(1..=100).contains(&window) {
+        return Err(invalid(
+            "lag.status.window",
+            format!("{window} is not between 1 and 100"),
+        ));
+    }
+    let ms = |key: &str| {
+        millis(key, &ours.get(key)).map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    };
+    Ok(crate::lag_status::StatusConfig {
+        window,
+        min_distance_ms: ms("lag.status.min.distance.ms")?,
+        allowed_lag: i64::try_from(count(
+            "lag.status.allowed.lag",
+            &ours.get("lag.status.allowed.lag"),
+        )?)
+        .unwrap_or(i64::MAX),
+        lookback_ms: ms("lag.status.lookback.ms")?,
+    })
 }
 
 fn count(key: &str, value: &str) -> Result<usize, ConfigError> {

@@ -126,6 +126,23 @@ pub fn apply(app: &App, envelope: Envelope) {
             reconcile::end_wait(&mut state);
         }
         event @ Event::EventsDropped { .. } => events_dropped(app, &mut state, event),
+        Event::Backpressure { partition, paused } => {
+            let cap = app.config.lag_max_partitions;
+            state.lag_status.backpressure(partition, paused, cap);
+        }
+        Event::PollIntervalExceeded {
+            partition,
+            offset,
+            elapsed_seconds,
+        } => {
+            let over = crate::lag_status::OverTime {
+                offset,
+                elapsed_seconds,
+                at: now,
+            };
+            let cap = app.config.lag_max_partitions;
+            state.lag_status.over_time(partition, over, cap);
+        }
         event @ Event::Snapshot(_) => snapshot(app, &mut state, line, event),
         Event::ShareSnapshot(snap) => crate::share::snapshot(app, &mut state, snap, now),
         _ => {}
@@ -399,6 +416,7 @@ fn partitions_revoked(app: &App, state: &mut State, event: Event) {
     m.partitions_revoked_duration_seconds
         .observe(duration_seconds);
     state.member.assignment.retain(|p| !partitions.contains(p));
+    state.lag_status.revoked(&partitions);
     if let Some(p) = state.pending.as_mut() {
         p.revoked.extend(partitions);
     }

@@ -15,6 +15,8 @@
 //!   [`reconcile`]: the `consumer` protocol's reconciliations, causes and instance-id waits.
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
+//! - [`lag_status`]: Burrow's status of each partition and of the group; [`commit_log`]: the
+//!   group's commits, followed in `__consumer_offsets`.
 //! - [`zones`]: bytes fetched per broker and rack, the share across racks.
 //! - [`share`]: share groups (KIP-932): a share consumer's counters, archived records, the
 //!   poison and lock-expiry windows.
@@ -24,10 +26,12 @@
 pub mod alerts;
 pub mod api;
 pub mod app;
+pub mod commit_log;
 pub mod config;
 pub mod credential;
 pub mod ingest;
 pub mod lag;
+pub mod lag_status;
 pub mod metrics;
 pub mod reconcile;
 pub mod rules;
@@ -111,6 +115,10 @@ pub async fn start(config: SidecarConfig) -> std::io::Result<Running> {
             stop_rx.clone(),
         )));
     }
+    tasks.push(tokio::spawn(commit_log::run(
+        Arc::clone(&app),
+        stop_rx.clone(),
+    )));
     tasks.push(tokio::spawn(watcher::run(Arc::clone(&app), stop_rx)));
     Ok(Running {
         app,

@@ -448,7 +448,7 @@ pub fn write_lag_families(out: &mut String, lag: &BTreeMap<TopicPartition, Parti
     }
 }
 
-fn write_header(out: &mut String, (name, help): (&str, &str)) {
+pub(crate) fn write_header(out: &mut String, (name, help): (&str, &str)) {
     out.push_str("# HELP ");
     out.push_str(name);
     out.push(' ');
@@ -468,7 +468,7 @@ fn write_labels(out: &mut String, name: &str, p: &TopicPartition) {
 
 /// The exposition format's escapes: `\` → `\\`, newline → `\n`, and in label values `"` →
 /// `\"`. (Kafka topic names are `[a-zA-Z0-9._-]`, so this is the fast path in practice.)
-fn push_escaped(out: &mut String, s: &str, quote: bool) {
+pub(crate) fn push_escaped(out: &mut String, s: &str, quote: bool) {
     let special = |c: char| c == '\\' || c == '\n' || (quote && c == '"');
     if !s.contains(special) {
         out.push_str(s);

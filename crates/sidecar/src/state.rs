@@ -413,6 +413,9 @@ pub struct State {
     pub member_event_ms: u64,
     /// A share consumer and its group (KIP-932).
     pub share: crate::share::view::ShareView,
+    /// The group's commit windows and what the member said of its partitions, for the lag
+    /// status.
+    pub lag_status: crate::lag_status::LagStatusState,
 }
 
 impl State {
@@ -453,6 +456,7 @@ impl State {
             heartbeat_epoch: None,
             member_event_ms: 0,
             share: crate::share::view::ShareView::default(),
+            lag_status: crate::lag_status::LagStatusState::default(),
         }
     }
 

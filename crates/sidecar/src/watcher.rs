@@ -277,7 +277,12 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     let stable = view.state == "Stable";
     state.group = Some(view);
     update_lag(&mut state, &offsets, owners.as_ref(), now);
-    track_members(&mut state, assignments_listed, stable, asked);
+    let state = &mut *state;
+    let now_ms = (now * 1000.0) as i64;
+    state
+        .lag_status
+        .after_lookup(&state.lag, now_ms, &app.config.lag_status);
+    track_members(state, assignments_listed, stable, asked);
     Ok(())
 }
 

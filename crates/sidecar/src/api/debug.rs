@@ -74,6 +74,14 @@ pub(crate) async fn partitions(State(app): State<Arc<App>>) -> Response {
     .into_response()
 }
 
+/// Each partition's lag status with its evidence, and the group's.
+pub(crate) async fn lag(State(app): State<Arc<App>>) -> Response {
+    let state = app.state();
+    let report = crate::lag_status::report(&app, &state, crate::app::unix_ms() as i64);
+    drop(state);
+    Json(report).into_response()
+}
+
 pub(crate) async fn config(State(app): State<Arc<App>>) -> Response {
     Json(serde_json::json!({ "config": app.config.redacted })).into_response()
 }

@@ -11,6 +11,7 @@
 //! | `GET /debug/group` | member (from events) and group (from the broker) |
 //! | `GET /debug/rebalances?limit=N` | the last N rebalances: cause, phase timings, partitions |
 //! | `GET /debug/partitions` | assignment, positions, committed, high watermark, pause, lag |
+//! | `GET /debug/lag` | each partition's lag status (Burrow's rules) with its window of commits and what the member said, the group's status |
 //! | `GET /debug/config` | the configuration, secrets redacted |
 //!
 //! `/debug/*` and `/alerts` require `Authorization: Bearer <debug.token>` when a token is set.
@@ -42,6 +43,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/debug/group", get(debug::group))
         .route("/debug/rebalances", get(debug::rebalances))
         .route("/debug/partitions", get(debug::partitions))
+        .route("/debug/lag", get(debug::lag))
         .route("/debug/config", get(debug::config))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&app),
