@@ -341,6 +341,53 @@ tests.append({
     ],
 })
 
+# Lag status (a state set: 1 for the partition's status, 0 for the others; only the states a
+# scenario needs are written). Every sidecar of the group reports every partition; the owner's
+# sidecar may say STALL where the others say STOP (it knows its member is alive and holding it).
+# orders-0: STOP on pod-1 but STALL on pod-0 from 10 m: stalled after 5 m, never stopped.
+# orders-1: STOP on both from 10 m: stopped after 5 m. orders-2: REWIND on pod-0 at 20 m only:
+# at once, and gone the minute after. The group: ERR from 10 m on pod-0, OK on pod-1's view
+# until 12 m then ERR too: ERR after 15 m.
+S, T, R, E = "MooringLagStopped", "MooringLagStalled", "MooringLagRewound", "MooringGroupLagError"
+
+
+def status(pod, partition, state, segments):
+    labels = with_(pod, topic="orders", partition=str(partition), status=state)
+    return series("mooring_partition_lag_status", labels, segments)
+
+
+def partition_labels(partition):
+    return with_(topic("orders"), partition=str(partition))
+
+
+tests.append({
+    "interval": "1m",
+    "input_series": [
+        status(POD0, 0, "STALL", [(0, 10), (1, 21)]),
+        status(POD0, 0, "STOP", [(0, 31)]),
+        status(POD1, 0, "STOP", [(0, 10), (1, 21)]),
+        status(POD1, 0, "STALL", [(0, 31)]),
+        status(POD0, 1, "STOP", [(0, 10), (1, 21)]),
+        status(POD1, 1, "STOP", [(0, 10), (1, 21)]),
+        status(POD0, 2, "REWIND", [(0, 20), (1, 1), (0, 10)]),
+        status(POD1, 2, "REWIND", [(0, 31)]),
+        series("mooring_group_lag_status", with_(POD0, status="ERR"), [(0, 10), (1, 21)]),
+        series("mooring_group_lag_status", with_(POD1, status="ERR"), [(0, 12), (1, 19)]),
+        series("mooring_group_lag_status", with_(POD1, status="OK"), [(1, 12), (0, 19)]),
+    ],
+    "alert_rule_test": [
+        check(14, S),
+        check(14, T),  # pending since 10 m
+        check(15, S, alert(S, partition_labels(1), 1)),
+        check(15, T, alert(T, partition_labels(0), 1)),
+        check(19, R),
+        check(20, R, alert(R, partition_labels(2), 1)),
+        check(21, R),
+        check(24, E),  # pending since 10 m
+        check(25, E, alert(E, group_labels(), 1)),
+    ],
+})
+
 # The sidecar down: a failed scrape alerts after 5 m; another job's failed scrape never does.
 D, A = "MooringSidecarDown", "MooringSidecarAbsent"
 other = {"namespace": NS, "job": "orders/orders-api", "pod": "orders-api-0",

@@ -20,6 +20,12 @@
 //! With the Prometheus Operator a PodMonitor's targets carry `job="<namespace>/<podmonitor>"`,
 //! one per StatefulSet, i.e. one per consumer group in `deploy/kubernetes`.
 //!
+//! Four rules follow the lag status (Burrow's rules, no threshold): a partition STOP (commits
+//! stopped with lag), STALL (commits without moving, or held by a live member), REWIND (the
+//! committed offset went back), each per partition of a group (every sidecar of the group judges
+//! every partition, so the rules take the largest; a STOP is left out where a sidecar says STALL,
+//! as the owner's sidecar knows its member is alive), and a group ERR for a while.
+//!
 //! Two rules watch the sidecar itself: `MooringSidecarDown` (`up == 0` for the targets matched by
 //! `rules.scrape.selector`) and `MooringSidecarAbsent` (no such target at all).
 
@@ -36,6 +42,12 @@ const TOPIC: &str = "namespace, job, topic";
 const RECENT_REBALANCE_SECS: u64 = 3600;
 /// Where the runbook is (a path in the repository: the sections are named after the alerts).
 const RUNBOOK: &str = "deploy/prometheus/README.md";
+/// The labels a partition of a group is known by.
+const PARTITION: &str = "namespace, job, topic, partition";
+/// `for:` of the STOP and STALL rules.
+const LAG_STATUS_FOR_SECS: u64 = 300;
+/// `for:` of the group ERR rule.
+const GROUP_ERR_FOR_SECS: u64 = 900;
 /// `for:` of the sidecar-down rule.
 const DOWN_FOR_SECS: u64 = 300;
 /// `for:` of the sidecar-absent rule.
@@ -237,6 +249,7 @@ pub fn rules(config: &SidecarConfig) -> Vec<Rule> {
             description,
         });
     }
+    out.extend(lag_status_rules());
     let selector = &config.rules_scrape_selector;
     out.push(Rule {
         name: "MooringSidecarDown".into(),
@@ -257,6 +270,54 @@ pub fn rules(config: &SidecarConfig) -> Vec<Rule> {
         description: format!("No scrape target matches rules.scrape.selector = {selector}: the PodMonitor is not picked up (the Prometheus's podMonitorSelector), the pods are gone, or the selector does not fit this Prometheus's job names; every other Mooring alert is blind."),
     });
     out
+}
+
+/// The lag status rules: STOP, STALL and REWIND partitions, ERR groups.
+fn lag_status_rules() -> Vec<Rule> {
+    let status = |s: &str| {
+        format!("max by ({PARTITION}) (mooring_partition_lag_status{{status=\"{s}\"}}) == 1")
+    };
+    let partition =
+        "Group {{ $labels.job }}, partition {{ $labels.topic }}-{{ $labels.partition }}";
+    let evidence = "/debug/lag on a sidecar of the group shows the partition's window of commits, its owner and what the member said (paused, a handler past its time).";
+    vec![
+        Rule {
+            name: "MooringLagStopped".into(),
+            expr: format!("{} unless on ({PARTITION}) {}", status("STOP"), status("STALL")),
+            for_secs: LAG_STATUS_FOR_SECS,
+            severity: "critical",
+            alert: "lag_status",
+            summary: format!("{partition}: commits stopped with records waiting (STOP)"),
+            description: format!("No commit for longer than the span of the partition's window of commits, and no recent look-up saw it caught up: its member is gone or hung, or the partition is assigned to no one. {evidence}"),
+        },
+        Rule {
+            name: "MooringLagStalled".into(),
+            expr: status("STALL"),
+            for_secs: LAG_STATUS_FOR_SECS,
+            severity: "critical",
+            alert: "lag_status",
+            summary: format!("{partition}: the member holds it without moving (STALL)"),
+            description: format!("The member commits the same offset again and again with lag, or (a Mooring member) is alive and holds the partition paused or with a handler past max.poll.interval.ms. {evidence}"),
+        },
+        Rule {
+            name: "MooringLagRewound".into(),
+            expr: status("REWIND"),
+            for_secs: 0,
+            severity: "warning",
+            alert: "lag_status",
+            summary: format!("{partition}: the committed offset went back (REWIND)"),
+            description: format!("A commit below the one before it, within the window: an offset reset, a seek backwards committed, or a member committing stale offsets; records after it are processed again. {evidence}"),
+        },
+        Rule {
+            name: "MooringGroupLagError".into(),
+            expr: format!("max by ({GROUP}) (mooring_group_lag_status{{status=\"ERR\"}}) == 1"),
+            for_secs: GROUP_ERR_FOR_SECS,
+            severity: "warning",
+            alert: "lag_status",
+            summary: "Group {{ $labels.job }} has been ERR for 15 minutes: a partition STOP, STALL or REWIND".into(),
+            description: format!("Burrow's group status: ERR while any partition is in error, whichever it is from one minute to the next. {evidence}"),
+        },
+    ]
 }
 
 /// The rule file or the PrometheusRule, as YAML.
