@@ -381,6 +381,48 @@ def lag():
     ]
 
 
+# Lag status codes for the timelines: per partition the worst view wins, and STALL ranks above
+# STOP (the owner's sidecar, which knows its member holds the partition, says STALL where the
+# others say STOP), as the alerts judge.
+PARTITION_STATUS = [("OK", "green"), ("WARN", "yellow"), ("REWIND", "orange"), ("STOP", "red"),
+                     ("STALL", "purple")]
+GROUP_STATUS = [("OK", "green"), ("WARN", "yellow"), ("ERR", "red")]
+
+
+def status_mappings(states):
+    return [{"type": "value", "options": {
+        str(i): {"text": name, "color": color, "index": i} for i, (name, color) in enumerate(states)}}]
+
+
+def status_code(metric, states, by):
+    """The state set as one number per series: the index of the state whose gauge is 1."""
+    terms = [f'{i} * {metric}{{{GROUP}, status="{name}"}}' for i, (name, _) in enumerate(states) if i > 0]
+    return f"max by ({by}) ({' + ignoring (status) '.join(f'({t})' for t in terms)})"
+
+
+def lag_status():
+    group_code = status_code("mooring_group_lag_status", GROUP_STATUS, "job")
+    return [
+        stat("Group lag status", [target(group_code, "status")],
+             mappings=status_mappings(GROUP_STATUS), steps=[(None, "green"), (1, "yellow"), (2, "red")],
+             description="Burrow's group status: ERR while a partition is STOP, STALL or REWIND, WARN while one is WARN "
+                         "(MooringGroupLagError after 15 m of ERR). The worst sidecar's view."),
+        panel("state-timeline", "Group lag status over time", [target(group_code, "group")], w=20, h=5,
+              mappings=status_mappings(GROUP_STATUS), steps=[(None, "green"), (1, "yellow"), (2, "red")],
+              options=TIMELINE_OPTIONS),
+        panel("state-timeline", "Lag status per partition",
+              [target(status_code("mooring_partition_lag_status", PARTITION_STATUS, "topic, partition"),
+                      "{{topic}}/{{partition}}")],
+              w=24, h=10, mappings=status_mappings(PARTITION_STATUS),
+              steps=[(None, "green"), (1, "yellow"), (2, "orange"), (3, "red"), (4, "purple")],
+              description="Burrow's rules over each partition's window of commits: OK; WARN (the lag grew at every "
+                          "commit of a full window); REWIND (a commit went back); STOP (commits stopped with lag); STALL "
+                          "(the same offset committed again and again, or a live Mooring member holding the partition "
+                          "paused or with a handler past max.poll.interval.ms). Why: GET /debug/lag on a sidecar.",
+              options=dict(TIMELINE_OPTIONS, showValue="auto")),
+    ]
+
+
 def processing():
     return [
         ts("Handlers in flight per member", [target(f"mooring_processing_in_flight{{{MEMBER}}}", "{{pod}}")], w=8),
@@ -448,6 +490,7 @@ def health():
 row("Group overview", False, overview)
 row("Rebalances", False, rebalances)
 row("Lag", False, lag)
+row("Lag status", False, lag_status)
 row("Reconciliation (consumer protocol)", True, reconciliation)
 row("Share groups", True, share)
 row("Partitions", True, partitions)
@@ -469,7 +512,7 @@ dashboard = {
     "id": None,
     "uid": "mooring-consumer",
     "title": "Mooring consumer",
-    "description": "Mooring consumers and their sidecars: group, rebalances, lag, reconciliation (consumer protocol), share groups, partitions, processing, health. Source: dashboards/generate.py.",
+    "description": "Mooring consumers and their sidecars: group, rebalances, lag, lag status, reconciliation (consumer protocol), share groups, partitions, processing, health. Source: dashboards/generate.py.",
     "tags": ["mooring", "kafka"],
     "timezone": "browser",
     "editable": True,

@@ -489,11 +489,13 @@ mod live {
             let (share_consumer, share_export) =
                 share::share_consumer(&cluster, &share_group, &share_topic, share_addr);
             let share_run = share::run(&share_consumer);
-            // Until the labelled vectors have samples: lag (the watcher, from the group's
-            // commits) and telemetry by type; and the handler histogram from a snapshot.
+            // Until the labelled vectors have samples: lag and its status (the watcher, from the
+            // group's commits) and telemetry by type; and the handler histogram from a snapshot.
             let wanted = [
                 "mooring_partition_lag_records",
                 "mooring_partition_lag_seconds",
+                "mooring_partition_lag_status",
+                "mooring_group_lag_status",
                 "mooring_telemetry_events_received_total",
                 "mooring_handler_duration_seconds_bucket",
                 "mooring_commit_duration_seconds_bucket",
