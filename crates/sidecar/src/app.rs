@@ -56,9 +56,9 @@ impl App {
         let mut text = self.metrics.render();
         let state = self.state();
         write_lag_families(&mut text, &state.lag);
-        let report = crate::lag_status::report(self, &state, unix_ms() as i64);
+        let report = crate::lag_report::report(&self.config, &state, unix_ms() as i64);
         drop(state);
-        crate::lag_status::write_status_families(&mut text, &report);
+        crate::lag_report::write_status_families(&mut text, &report);
         text
     }
 

@@ -16,7 +16,8 @@
 //! - [`alerts`]: thresholds and levels; [`rules`]: the Prometheus rule file.
 //! - [`lag`]: time lag from offset samples; [`watcher`]: the broker watch loop.
 //! - [`lag_status`]: Burrow's status of each partition and of the group; [`commit_log`]: the
-//!   group's commits, followed in `__consumer_offsets`.
+//!   group's commits, followed in `__consumer_offsets`; [`lag_report`]: the statuses with their
+//!   evidence, for `/debug/lag` and `/metrics`.
 //! - [`zones`]: bytes fetched per broker and rack, the share across racks.
 //! - [`share`]: share groups (KIP-932): a share consumer's counters, archived records, the
 //!   poison and lock-expiry windows.
@@ -31,6 +32,7 @@ pub mod config;
 pub mod credential;
 pub mod ingest;
 pub mod lag;
+pub mod lag_report;
 pub mod lag_status;
 pub mod metrics;
 pub mod reconcile;

@@ -279,9 +279,10 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     update_lag(&mut state, &offsets, owners.as_ref(), now);
     let state = &mut *state;
     let now_ms = (now * 1000.0) as i64;
+    let lookup = state.lag.iter().map(|(tp, l)| (tp, l.end, l.committed));
     state
         .lag_status
-        .after_lookup(&state.lag, now_ms, &app.config.lag_status);
+        .after_lookup(lookup, now_ms, &app.config.lag_status);
     track_members(state, assignments_listed, stable, asked);
     Ok(())
 }

@@ -77,7 +77,7 @@ pub(crate) async fn partitions(State(app): State<Arc<App>>) -> Response {
 /// Each partition's lag status with its evidence, and the group's.
 pub(crate) async fn lag(State(app): State<Arc<App>>) -> Response {
     let state = app.state();
-    let report = crate::lag_status::report(&app, &state, crate::app::unix_ms() as i64);
+    let report = crate::lag_report::report(&app.config, &state, crate::app::unix_ms() as i64);
     drop(state);
     Json(report).into_response()
 }

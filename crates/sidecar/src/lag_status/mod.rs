@@ -17,7 +17,6 @@
 //! that commits the same offset again is then not told from one that stopped (STALL shows as
 //! STOP) unless the sidecar's own knowledge says so. `/debug/lag` says which source is read.
 
-pub mod report;
 pub mod rules;
 pub mod window;
 
@@ -27,7 +26,6 @@ use std::time::Instant;
 use mooring_telemetry_schema::TopicPartition;
 use serde::Serialize;
 
-pub use report::{report, write_status_families, LagReport};
 pub use rules::{evaluate, GroupStatus, Judge, PartitionStatus, Rule, WindowCommit};
 pub use window::CommitWindow;
 
@@ -119,25 +117,26 @@ impl LagStatusState {
         }
     }
 
-    /// After a broker look-up: windows of partitions no longer watched are dropped, unknown lags
-    /// are filled from the log ends, and (watch source) a moved committed offset is a commit.
-    pub fn after_lookup(
+    /// After a broker look-up of `partitions` (each with its log end and committed offset, if
+    /// known): windows of partitions no longer watched are dropped, unknown lags are filled from
+    /// the log ends, and (watch source) a moved committed offset is a commit.
+    pub fn after_lookup<'a>(
         &mut self,
-        lag: &BTreeMap<TopicPartition, crate::state::PartitionLag>,
+        partitions: impl IntoIterator<Item = (&'a TopicPartition, Option<i64>, Option<i64>)>,
         now_ms: i64,
         config: &StatusConfig,
     ) {
-        self.windows.retain(|tp, _| lag.contains_key(tp));
-        for (tp, l) in lag {
-            let Some(end) = l.end else {
+        let mut before = std::mem::take(&mut self.windows);
+        for (tp, end, committed) in partitions {
+            let mut window = before.remove(tp).unwrap_or_default();
+            let Some(end) = end else {
+                self.windows.insert(tp.clone(), window);
                 continue;
             };
-            let window = self.windows.entry(tp.clone()).or_default();
             window.record_end(end, config.window);
-            let Some(committed) = l.committed else {
-                continue;
-            };
-            if self.source == Source::Watch && window.last_offset() != Some(committed) {
+            let moved = committed.filter(|&c| window.last_offset() != Some(c));
+            self.windows.insert(tp.clone(), window);
+            if let (Some(committed), Source::Watch) = (moved, self.source) {
                 self.record_commit(tp, committed, now_ms, Some(end), config, usize::MAX);
             }
         }

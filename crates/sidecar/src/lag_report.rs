@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::rules::{evaluate, GroupStatus, Judge, PartitionStatus, Rule, WindowCommit};
-use super::{LagStatusState, Source};
-use crate::app::App;
+use crate::config::SidecarConfig;
+use crate::lag_status::{
+    evaluate, GroupStatus, Judge, LagStatusState, PartitionStatus, Rule, Source, WindowCommit,
+};
 use crate::state::{State, GROUP_TYPE_SHARE};
 
 /// Every watched partition's status and the group's.
@@ -87,8 +88,9 @@ pub struct OverTimeReport {
 }
 
 /// The statuses of every partition in the lag table as of `now_ms`.
-pub fn report(app: &App, state: &State, now_ms: i64) -> LagReport {
-    let config = app.config.lag_status;
+pub fn report(config: &SidecarConfig, state: &State, now_ms: i64) -> LagReport {
+    let health_stale = config.health_stale;
+    let config = config.lag_status;
     let status = &state.lag_status;
     let share = state
         .group
@@ -104,7 +106,7 @@ pub fn report(app: &App, state: &State, now_ms: i64) -> LagReport {
                 let window = status.windows.get(tp);
                 let commits = window.map(|w| w.commits(l.lag_records)).unwrap_or_default();
                 let ends = window.map(|w| w.recent_ends()).unwrap_or_default();
-                let facts = facts(app, state, tp);
+                let facts = facts(health_stale, state, tp);
                 let judge = Judge {
                     lag_now: l.lag_records,
                     now_ms,
@@ -161,12 +163,16 @@ struct Facts {
     over_time: Option<OverTimeReport>,
 }
 
-fn facts(app: &App, state: &State, tp: &mooring_telemetry_schema::TopicPartition) -> Facts {
+fn facts(
+    health_stale: std::time::Duration,
+    state: &State,
+    tp: &mooring_telemetry_schema::TopicPartition,
+) -> Facts {
     let now = Instant::now();
     let ours = state.member.assignment.contains(tp);
     let alive = state
         .last_event
-        .is_some_and(|at| now.duration_since(at) <= app.config.health_stale);
+        .is_some_and(|at| now.duration_since(at) <= health_stale);
     let lag_status: &LagStatusState = &state.lag_status;
     let paused = state
         .snapshot
