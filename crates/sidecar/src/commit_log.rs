@@ -9,7 +9,8 @@
 //! The principal needs Describe and Read on `__consumer_offsets`. When it cannot read it (or
 //! the look-up fails), the windows are filled from the broker watch instead (see
 //! [`lag_status`](crate::lag_status)) and the error is shown in `/debug/lag`; the follow is tried
-//! again 5 s later, or a minute later when the broker refused the access.
+//! again 5 s later, or a minute later when the broker refused the access (or the group turned
+//! out to be a share group, which commits nothing).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -43,9 +44,9 @@ const MAX_DECOMPRESSED: usize = 16 << 20;
 /// Transactional commits held per producer until their marker, and producers held.
 const PENDING_COMMITS: usize = 10_000;
 const PENDING_PRODUCERS: usize = 1_000;
-/// The wait before following again after an error.
+/// The wait before following again after an error, and after a refusal or for a share group.
 const RETRY: Duration = Duration::from_secs(5);
-const RETRY_REFUSED: Duration = Duration::from_secs(60);
+const RETRY_SETTLED: Duration = Duration::from_secs(60);
 
 /// Why the commits are not followed.
 #[derive(Debug, thiserror::Error)]
@@ -200,13 +201,15 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
             r = follow(&app, &client, &group, &mut reader, &mut position) => r,
             _ = shutdown.wait_for(|s| *s) => return,
         };
-        let refused = matches!(
-            error,
-            FollowError::Client(mooring_client::Error::Authorization { .. })
-        );
+        // Refused, or a share group: nothing changes soon, so look again only after a while.
+        let settled = is_share_group(&app)
+            || matches!(
+                error,
+                FollowError::Client(mooring_client::Error::Authorization { .. })
+            );
         tracing::info!(%error, "the group's commits cannot be followed in {OFFSETS_TOPIC}");
         set_source(&app, Some(error.to_string()));
-        let wait = if refused { RETRY_REFUSED } else { RETRY };
+        let wait = if settled { RETRY_SETTLED } else { RETRY };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = shutdown.wait_for(|s| *s) => return,
