@@ -9,7 +9,7 @@
 //! The principal needs Describe and Read on `__consumer_offsets`. When it cannot read it (or
 //! the look-up fails), the windows are filled from the broker watch instead (see
 //! [`lag_status`](crate::lag_status)) and the error is shown in `/debug/lag`; the follow is tried
-//! again 5 s later, or a minute later when the broker refused the access (or the group turned
+//! again 5 s later, or a minute later when the broker refused the principal (or the group turned
 //! out to be a share group, which commits nothing).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -201,12 +201,10 @@ pub async fn run(app: Arc<App>, mut shutdown: watch::Receiver<bool>) {
             r = follow(&app, &client, &group, &mut reader, &mut position) => r,
             _ = shutdown.wait_for(|s| *s) => return,
         };
-        // Refused, or a share group: nothing changes soon, so look again only after a while.
-        let settled = is_share_group(&app)
-            || matches!(
-                error,
-                FollowError::Client(mooring_client::Error::Authorization { .. })
-            );
+        // Refused (the client's fatal errors: authorization, authentication, TLS), or a share
+        // group: nothing changes soon, so look again only after a while.
+        let settled =
+            is_share_group(&app) || matches!(&error, FollowError::Client(e) if e.is_fatal());
         tracing::info!(%error, "the group's commits cannot be followed in {OFFSETS_TOPIC}");
         set_source(&app, Some(error.to_string()));
         let wait = if settled { RETRY_SETTLED } else { RETRY };

@@ -297,6 +297,7 @@ async fn a_burst_the_consumer_drains_stays_ok_throughout() {
         drained(30_300)
     })
     .await;
+    // Sampled 3 s more once drained: a status that turns as the last commits settle shows too.
     tokio::time::sleep(Duration::from_secs(3)).await;
     sampling.store(false, Ordering::Relaxed);
     let seen = sampler.await.unwrap();
