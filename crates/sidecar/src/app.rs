@@ -49,14 +49,15 @@ impl App {
     }
 
     /// What `GET /metrics` serves: evaluates the alerts (so their gauges are as of now), then the
-    /// registry's families, then the per-partition lag families from the lag table and the lag
-    /// statuses as of now.
+    /// registry's families, then the per-partition lag families from the lag table, the scaling
+    /// signal of the last look-up and the lag statuses as of now.
     pub fn scrape(&self) -> String {
         let _ = self.alerts();
         let mut text = self.metrics.render();
         let state = self.state();
         write_lag_families(&mut text, &state.lag);
         let report = crate::lag_report::report(&self.config, &state, unix_ms() as i64);
+        crate::scaling_signal::write_scaling_families(&mut text, state.scaling.signal.as_ref());
         drop(state);
         crate::lag_report::write_status_families(&mut text, &report);
         text

@@ -174,6 +174,42 @@ pub const SIDECAR_KEYS: &[SidecarKey] = &[
         "how far back __consumer_offsets is read at start, to fill the commit windows",
     ),
     k(
+        "scaling.drain.target.ms",
+        Kind::Millis,
+        "60000",
+        "the scaling signal asks for the replicas that drain the lag within this time, 1 s or more",
+    ),
+    k(
+        "scaling.min.replicas",
+        Kind::Count,
+        "1",
+        "the fewest replicas the scaling signal asks for",
+    ),
+    k(
+        "scaling.max.replicas",
+        Kind::Count,
+        "0",
+        "the most replicas the scaling signal asks for (0: the partition count caps, nothing for a share group)",
+    ),
+    k(
+        "scaling.scale.down.hold.ms",
+        Kind::Millis,
+        "300000",
+        "a lower replica count is the scaling signal only once it held this long",
+    ),
+    k(
+        "scaling.rate.window.ms",
+        Kind::Millis,
+        "60000",
+        "the window the scaling signal's produce and consume rates are measured over",
+    ),
+    k(
+        "scaling.static.pause.ms",
+        Kind::Millis,
+        "45000",
+        "how long a scaled-down static member's partitions wait before they move (its session.timeout.ms: it sends no leave), priced into a scale-down",
+    ),
+    k(
         "health.stale.ms",
         Kind::Millis,
         "60000",
@@ -383,6 +419,8 @@ pub struct SidecarConfig {
     pub lag_max_partitions: usize,
     /// How commit windows are kept and judged.
     pub lag_status: crate::lag_status::StatusConfig,
+    /// The scaling signal's settings.
+    pub scaling: crate::scaling::ScalingConfig,
     /// Consumer silence (or a consumer loop without an iteration) that fails liveness.
     pub health_stale: Duration,
     /// How long a departed member's commits must have stood still while records waited for
@@ -463,6 +501,7 @@ impl SidecarConfig {
             rebalance_history: count("rebalances.history", &ours.get("rebalances.history"))?.max(1),
             lag_max_partitions: count("lag.max.partitions", &ours.get("lag.max.partitions"))?,
             lag_status: lag_status(&ours)?,
+            scaling: scaling(&ours)?,
             health_stale: millis("health.stale.ms", &ours.get("health.stale.ms"))?,
             causes_stall: millis("causes.stall.ms", &ours.get("causes.stall.ms"))?,
             rules_scrape_selector: selector(
@@ -704,6 +743,38 @@ fn lag_status(ours: &Ours) -> Result<crate::lag_status::StatusConfig, ConfigErro
         )?)
         .unwrap_or(i64::MAX),
         lookback_ms: ms("lag.status.lookback.ms")?,
+    })
+}
+
+/// The `scaling.*` keys.
+fn scaling(ours: &Ours) -> Result<crate::scaling::ScalingConfig, ConfigError> {
+    let seconds = |key: &str| millis(key, &ours.get(key)).map(|d| d.as_secs_f64());
+    let replicas = |key: &str| {
+        let n = count(key, &ours.get(key))?;
+        u32::try_from(n).map_err(|_| invalid(key, format!("{n} replicas is too many")))
+    };
+    let drain_target_seconds = seconds("scaling.drain.target.ms")?;
+    if drain_target_seconds < 1.0 {
+        return Err(invalid(
+            "scaling.drain.target.ms",
+            "the lag cannot drain in less than a second",
+        ));
+    }
+    let min_replicas = replicas("scaling.min.replicas")?;
+    let max_replicas = replicas("scaling.max.replicas")?;
+    if max_replicas != 0 && max_replicas < min_replicas {
+        return Err(invalid(
+            "scaling.max.replicas",
+            format!("{max_replicas} is below scaling.min.replicas ({min_replicas})"),
+        ));
+    }
+    Ok(crate::scaling::ScalingConfig {
+        drain_target_seconds,
+        min_replicas,
+        max_replicas,
+        scale_down_hold_seconds: seconds("scaling.scale.down.hold.ms")?,
+        rate_window_seconds: seconds("scaling.rate.window.ms")?.max(0.001),
+        static_pause_seconds: seconds("scaling.static.pause.ms")?,
     })
 }
 

@@ -71,6 +71,24 @@ impl LagSamples {
         0.0
     }
 
+    /// Records appended per second over the last `window` seconds (as far back as the table
+    /// goes, when it is shorter); 0 with fewer than two samples.
+    pub fn append_rate(&self, window: f64) -> f64 {
+        let Some(&(newest, now)) = self.samples.back() else {
+            return 0.0;
+        };
+        let base = self
+            .samples
+            .iter()
+            .rev()
+            .find(|s| now - s.1 >= window)
+            .or(self.samples.front());
+        match base {
+            Some(&(offset, at)) if now > at => (newest - offset) as f64 / (now - at),
+            _ => 0.0,
+        }
+    }
+
     fn extrapolate(&self, committed: i64) -> Option<f64> {
         let &(o1, t1) = self.samples.front()?;
         let &(o2, t2) = self.samples.back()?;
@@ -110,6 +128,20 @@ mod tests {
         assert!((s.time_lag(10, 2003.0) - 3.0).abs() < 1e-9);
         // The plateau takes two samples however long it lasts.
         assert_eq!(s.samples.len(), 3);
+    }
+
+    #[test]
+    fn append_rate_over_the_window() {
+        let mut s = LagSamples::default();
+        assert_eq!(s.append_rate(60.0), 0.0);
+        s.record(0, 1000.0);
+        s.record(1000, 1010.0);
+        s.record(1100, 1020.0);
+        s.record(1200, 1030.0);
+        // The last 20 s: from the sample at 1010.
+        assert!((s.append_rate(20.0) - 10.0).abs() < 1e-9);
+        // Longer than the table: all of it.
+        assert!((s.append_rate(600.0) - 40.0).abs() < 1e-9);
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //! - [`lag_status`]: Burrow's status of each partition and of the group; [`commit_log`]: the
 //!   group's commits, followed in `__consumer_offsets`; [`lag_report`]: the statuses with their
 //!   evidence, for `/debug/lag` and `/metrics`.
+//! - [`scaling`]: the replicas the group needs (for KEDA and the HPA); [`scaling_signal`]: its
+//!   figures from the state after each look-up, and its series.
 //! - [`zones`]: bytes fetched per broker and rack, the share across racks.
 //! - [`share`]: share groups (KIP-932): a share consumer's counters, archived records, the
 //!   poison and lock-expiry windows.
@@ -37,6 +39,8 @@ pub mod lag_status;
 pub mod metrics;
 pub mod reconcile;
 pub mod rules;
+pub mod scaling;
+pub mod scaling_signal;
 pub mod server;
 pub mod share;
 pub mod state;

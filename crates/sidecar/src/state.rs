@@ -416,6 +416,8 @@ pub struct State {
     /// The group's commit windows and what the member said of its partitions, for the lag
     /// status.
     pub lag_status: crate::lag_status::LagStatusState,
+    /// The scaling signal and what it is computed from.
+    pub scaling: crate::scaling::ScalingState,
 }
 
 impl State {
@@ -457,6 +459,7 @@ impl State {
             member_event_ms: 0,
             share: crate::share::view::ShareView::default(),
             lag_status: crate::lag_status::LagStatusState::default(),
+            scaling: crate::scaling::ScalingState::default(),
         }
     }
 

@@ -276,8 +276,9 @@ async fn watch_once(app: &App, client: &Client, group: &str) -> mooring_client::
     }
     let stable = view.state == "Stable";
     state.group = Some(view);
-    update_lag(&mut state, &offsets, owners.as_ref(), now);
+    let consumed = update_lag(&mut state, &offsets, owners.as_ref(), now);
     let state = &mut *state;
+    crate::scaling_signal::after_lookup(state, &app.config.scaling, consumed, now);
     let now_ms = (now * 1000.0) as i64;
     let lookup = state.lag.iter().map(|(tp, l)| (tp, l.end, l.committed));
     state
@@ -366,7 +367,7 @@ fn owners(members: &[GroupMemberView]) -> BTreeMap<TopicPartition, String> {
 
 /// Brings the lag table (and the end-offset samples the time lag is estimated from) up to the
 /// look-up's offsets. `owners` is `None` when the view lists no assignments: each partition then
-/// keeps the owner it had.
+/// keeps the owner it had. Returns the records consumed since the look-up before ([`set_lag`]).
 ///
 /// The lag table is the lag series' only source (`/metrics` writes them from it): entries are
 /// updated in place and only those of partitions no longer watched are removed, all under the
@@ -378,7 +379,7 @@ fn update_lag(
     offsets: &Offsets,
     owners: Option<&BTreeMap<TopicPartition, String>>,
     now: f64,
-) {
+) -> i64 {
     let rows = offsets
         .watched
         .iter()
@@ -401,7 +402,7 @@ fn update_lag(
             }
         })
         .collect();
-    set_lag(state, rows, now);
+    set_lag(state, rows, now)
 }
 
 /// One watched partition's figures, for [`set_lag`].
@@ -417,8 +418,11 @@ struct LagRow {
 }
 
 /// The lag table (and its time-lag samples) as `rows` say, in place; partitions not among them
-/// are removed.
-fn set_lag(state: &mut State, rows: Vec<LagRow>, now: f64) {
+/// are removed. Returns the records consumed since the look-up before: the committed offsets'
+/// advance over the partitions committed both times (a committed offset that went back counts
+/// nothing).
+fn set_lag(state: &mut State, rows: Vec<LagRow>, now: f64) -> i64 {
+    let mut consumed = 0;
     let mut watched = BTreeSet::new();
     for row in rows {
         let key = row.partition;
@@ -446,7 +450,12 @@ fn set_lag(state: &mut State, rows: Vec<LagRow>, now: f64) {
             start_offset: row.start_offset,
         };
         match state.lag.get_mut(&key) {
-            Some(entry) => *entry = lag,
+            Some(entry) => {
+                if let (Some(before), Some(after)) = (entry.committed, lag.committed) {
+                    consumed += (after - before).max(0);
+                }
+                *entry = lag;
+            }
             None => {
                 state.lag.insert(key.clone(), lag);
             }
@@ -455,6 +464,7 @@ fn set_lag(state: &mut State, rows: Vec<LagRow>, now: f64) {
     }
     state.lag.retain(|k, _| watched.contains(k));
     state.samples.retain(|k, _| watched.contains(k));
+    consumed
 }
 
 /// Follows each member's progress for [`classify`](crate::state::classify): in a view that lists
@@ -582,7 +592,8 @@ async fn watch_share_group(
         .collect();
     let mut state = app.state();
     state.group = Some(view);
-    set_lag(&mut state, rows, now);
+    let consumed = set_lag(&mut state, rows, now);
+    crate::scaling_signal::after_lookup(&mut state, &app.config.scaling, consumed, now);
     crate::share::set_delivery_count_limit(app, &mut state, limit);
     Ok(())
 }

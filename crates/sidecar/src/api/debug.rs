@@ -82,6 +82,12 @@ pub(crate) async fn lag(State(app): State<Arc<App>>) -> Response {
     Json(report).into_response()
 }
 
+/// The scaling signal with its evidence (`null` before the first look-up).
+pub(crate) async fn scaling(State(app): State<Arc<App>>) -> Response {
+    let signal = app.state().scaling.signal.clone();
+    Json(serde_json::json!({ "group_id": app.config.group_id, "scaling": signal })).into_response()
+}
+
 pub(crate) async fn config(State(app): State<Arc<App>>) -> Response {
     Json(serde_json::json!({ "config": app.config.redacted })).into_response()
 }

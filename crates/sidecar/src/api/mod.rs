@@ -12,6 +12,7 @@
 //! | `GET /debug/rebalances?limit=N` | the last N rebalances: cause, phase timings, partitions |
 //! | `GET /debug/partitions` | assignment, positions, committed, high watermark, pause, lag |
 //! | `GET /debug/lag` | each partition's lag status (Burrow's rules) with its window of commits and what the member said, the group's status |
+//! | `GET /debug/scaling` | the scaling signal: desired and recommended replicas, members, cap and floor, capacity per replica and its source, produce and consume rates, lag, partitions without a commit, hot partitions, the rebalance price, the hold, a reason |
 //! | `GET /debug/config` | the configuration, secrets redacted |
 //!
 //! `/debug/*` and `/alerts` require `Authorization: Bearer <debug.token>` when a token is set.
@@ -44,6 +45,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/debug/rebalances", get(debug::rebalances))
         .route("/debug/partitions", get(debug::partitions))
         .route("/debug/lag", get(debug::lag))
+        .route("/debug/scaling", get(debug::scaling))
         .route("/debug/config", get(debug::config))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&app),
