@@ -5,7 +5,8 @@
 // For each DIR (a kustomization: a base, an overlay) it renders the objects with kustomize's own
 // Go API (sigs.k8s.io/kustomize/api/krusty, on the disk file system, no plugins, no network) and
 // decodes each one strictly into the official Go type of its kind: k8s.io/api for the core kinds,
-// the Prometheus Operator's monitoring/v1 types for PodMonitor and PrometheusRule. Strictly means
+// the Prometheus Operator's monitoring/v1 types for PodMonitor and PrometheusRule, KEDA's v1alpha1
+// types for ScaledObject. Strictly means
 // an unknown field, a misspelt or wrongly capitalised field, a duplicate field or a value of the
 // wrong type is an error, and so is a kind this program has no type for. Then it checks what
 // the schema cannot see: selectors match the pod labels they are meant to select, named ports
@@ -22,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +55,7 @@ var kinds = map[string]func() any{
 	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
 	"monitoring.coreos.com/v1/PodMonitor":             func() any { return &monitoringv1.PodMonitor{} },
 	"monitoring.coreos.com/v1/PrometheusRule":         func() any { return &monitoringv1.PrometheusRule{} },
+	"keda.sh/v1alpha1/ScaledObject":                   func() any { return &kedav1alpha1.ScaledObject{} },
 }
 
 // Object is one rendered, decoded object.
@@ -199,6 +202,10 @@ func Check(objs []Object) []error {
 				if ep.Port == nil || !hasPort(set.Spec.Template.Spec, *ep.Port) {
 					fail(o, "spec.podMetricsEndpoints[%d].port names no container port of %s", i, set.Name)
 				}
+			}
+		case *kedav1alpha1.ScaledObject:
+			for _, e := range checkScaledObject(v, sets) {
+				fail(o, "%s", e)
 			}
 		case *monitoringv1.PrometheusRule:
 			if len(v.Spec.Groups) == 0 {

@@ -21,6 +21,7 @@ func TestOverlaysPass(t *testing.T) {
 		"../kubernetes/base",
 		"../kubernetes/overlays/example",
 		"../kubernetes/overlays/example-plain-sidecar",
+		"../kubernetes/overlays/example-keda",
 		"testdata/client-rack-downward",
 	} {
 		if errs := Validate(dir, io.Discard); len(errs) > 0 {
@@ -42,6 +43,10 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"testdata/networkpolicy-open", "from[0]: no pod selector (or an empty one)"},
 		{"testdata/networkpolicy-open", "no ports: every port is open"},
 		{"testdata/networkpolicy-missing", "no NetworkPolicy selects its pods"},
+		{"testdata/keda-misread", `threshold is "10": it must be "1"`},
+		{"testdata/keda-misread", "stabilizationWindowSeconds must be 0"},
+		{"testdata/keda-misread", `scaleTargetRef.name "orders-consumr" names no StatefulSet`},
+		{"testdata/keda-misspelt", `unknown field "spec.triggers[0].metricTyp"`},
 	} {
 		errs := Validate(c.dir, io.Discard)
 		if len(errs) == 0 {
