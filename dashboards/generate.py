@@ -423,6 +423,26 @@ def lag_status():
     ]
 
 
+def scaling():
+    return [
+        ts("Replicas: the scaling signal and the members",
+           [target(f"max(mooring_scaling_desired_replicas{{{GROUP}}})", "desired (the signal)"),
+            target(f"max(mooring_scaling_recommended_replicas{{{GROUP}}})", "recommended (before the hold)"),
+            target(f"max(mooring_group_members{{{GROUP}}})", "members")],
+           w=16, description="mooring_scaling_desired_replicas is what KEDA's ScaledObject follows (deploy/README.md, "
+                             "Autoscaling on lag): the replicas that drain the lag within scaling.drain.target.ms at the "
+                             "measured rate per replica, capped at the partitions, a scale-down held for "
+                             "scaling.scale.down.hold.ms. Why: GET /debug/scaling on a sidecar."),
+        stat("Partitions without a committed offset",
+             [target(f"max(mooring_scaling_partitions_without_commit{{{GROUP}}})", "partitions")], w=8,
+             description="Their lag is not known: the signal does not count them (not as infinite lag)."),
+        ts("Records appended per second",
+           [target(f"max(mooring_scaling_produce_records_per_second{{{GROUP}}})", "appended")],
+           w=24, unit="ops", description="To the group's partitions, over scaling.rate.window.ms: what the signal "
+                                         "sizes the group for, with the lag to drain."),
+    ]
+
+
 def processing():
     return [
         ts("Handlers in flight per member", [target(f"mooring_processing_in_flight{{{MEMBER}}}", "{{pod}}")], w=8),
@@ -491,6 +511,7 @@ row("Group overview", False, overview)
 row("Rebalances", False, rebalances)
 row("Lag", False, lag)
 row("Lag status", False, lag_status)
+row("Scaling", True, scaling)
 row("Reconciliation (consumer protocol)", True, reconciliation)
 row("Share groups", True, share)
 row("Partitions", True, partitions)
