@@ -851,4 +851,34 @@ mod tests {
         assert_eq!(c.group_id.as_deref(), Some("g"));
         assert!(c.client.is_some());
     }
+
+    #[test]
+    fn scaling_keys_have_their_defaults_and_refuse_what_cannot_work() {
+        let c = SidecarConfig::from_toml("").expect("empty is valid");
+        assert_eq!(c.scaling.drain_target_seconds, 60.0);
+        assert_eq!((c.scaling.min_replicas, c.scaling.max_replicas), (1, 0));
+        assert_eq!(c.scaling.scale_down_hold_seconds, 300.0);
+        let refused = |toml: &str, key: &str, says: &str| match SidecarConfig::from_toml(toml) {
+            Err(ConfigError::Invalid { key: k, message }) => {
+                assert_eq!(k, key);
+                assert!(message.contains(says), "{message}");
+            }
+            other => panic!("{toml}: {other:?}"),
+        };
+        refused(
+            "\"scaling.drain.target.ms\" = 500",
+            "scaling.drain.target.ms",
+            "less than a second",
+        );
+        refused(
+            "\"scaling.min.replicas\" = 3\n\"scaling.max.replicas\" = 2",
+            "scaling.max.replicas",
+            "below scaling.min.replicas",
+        );
+        refused(
+            "\"scaling.max.replicas\" = -1",
+            "scaling.max.replicas",
+            "not a non-negative integer",
+        );
+    }
 }
