@@ -63,6 +63,8 @@ const APIS: &[&str] = &[
     "ShareAcknowledge",
     "DescribeShareGroupOffsets",
     "DescribeConfigs",
+    "GetTelemetrySubscriptions",
+    "PushTelemetry",
 ];
 
 const README_START: &str = "<!-- generated-messages-table:start -->";

@@ -47,6 +47,8 @@ pub fn response_frame(data: &[u8]) {
         CreateTopics => messages::CreateTopicsRequest, messages::CreateTopicsResponse;
         DeleteTopics => messages::DeleteTopicsRequest, messages::DeleteTopicsResponse;
         DescribeConfigs => messages::DescribeConfigsRequest, messages::DescribeConfigsResponse;
+        GetTelemetrySubscriptions => messages::GetTelemetrySubscriptionsRequest, messages::GetTelemetrySubscriptionsResponse;
+        PushTelemetry => messages::PushTelemetryRequest, messages::PushTelemetryResponse;
         SaslAuthenticate => messages::SaslAuthenticateRequest, messages::SaslAuthenticateResponse;
         ConsumerGroupHeartbeat => messages::ConsumerGroupHeartbeatRequest, messages::ConsumerGroupHeartbeatResponse;
         ConsumerGroupDescribe => messages::ConsumerGroupDescribeRequest, messages::ConsumerGroupDescribeResponse;

@@ -84,6 +84,8 @@ fn the_response_frame_corpus_holds_real_messages_of_every_api_with_golden_bytes(
             CreateTopics => messages::CreateTopicsRequest, messages::CreateTopicsResponse;
             DeleteTopics => messages::DeleteTopicsRequest, messages::DeleteTopicsResponse;
             DescribeConfigs => messages::DescribeConfigsRequest, messages::DescribeConfigsResponse;
+            GetTelemetrySubscriptions => messages::GetTelemetrySubscriptionsRequest, messages::GetTelemetrySubscriptionsResponse;
+            PushTelemetry => messages::PushTelemetryRequest, messages::PushTelemetryResponse;
             SaslAuthenticate => messages::SaslAuthenticateRequest, messages::SaslAuthenticateResponse;
             ConsumerGroupHeartbeat => messages::ConsumerGroupHeartbeatRequest, messages::ConsumerGroupHeartbeatResponse;
             ConsumerGroupDescribe => messages::ConsumerGroupDescribeRequest, messages::ConsumerGroupDescribeResponse;

@@ -21,6 +21,7 @@ pub mod describe_groups;
 pub mod describe_share_group_offsets;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod get_telemetry_subscriptions;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod join_group;
@@ -31,6 +32,7 @@ pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
 pub mod produce;
+pub mod push_telemetry;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod share_acknowledge;
@@ -51,6 +53,9 @@ pub use describe_share_group_offsets::{
 };
 pub use fetch::{FetchRequest, FetchResponse};
 pub use find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
+pub use get_telemetry_subscriptions::{
+    GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse,
+};
 pub use heartbeat::{HeartbeatRequest, HeartbeatResponse};
 pub use incremental_alter_configs::{
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
@@ -63,6 +68,7 @@ pub use metadata::{MetadataRequest, MetadataResponse};
 pub use offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
 pub use offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 pub use produce::{ProduceRequest, ProduceResponse};
+pub use push_telemetry::{PushTelemetryRequest, PushTelemetryResponse};
 pub use sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 pub use sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 pub use share_acknowledge::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
@@ -118,6 +124,10 @@ pub enum ApiKey {
     ConsumerGroupHeartbeat = 68,
     /// `ConsumerGroupDescribe` (key 69), requests v0-1.
     ConsumerGroupDescribe = 69,
+    /// `GetTelemetrySubscriptions` (key 71), requests v0.
+    GetTelemetrySubscriptions = 71,
+    /// `PushTelemetry` (key 72), requests v0.
+    PushTelemetry = 72,
     /// `ShareGroupHeartbeat` (key 76), requests v1.
     ShareGroupHeartbeat = 76,
     /// `ShareGroupDescribe` (key 77), requests v1.
@@ -132,7 +142,7 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every API this crate implements, by key.
-    pub const ALL: [ApiKey; 27] = [
+    pub const ALL: [ApiKey; 29] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -155,6 +165,8 @@ impl ApiKey {
         ApiKey::IncrementalAlterConfigs,
         ApiKey::ConsumerGroupHeartbeat,
         ApiKey::ConsumerGroupDescribe,
+        ApiKey::GetTelemetrySubscriptions,
+        ApiKey::PushTelemetry,
         ApiKey::ShareGroupHeartbeat,
         ApiKey::ShareGroupDescribe,
         ApiKey::ShareFetch,
@@ -187,6 +199,8 @@ impl ApiKey {
             44 => Some(ApiKey::IncrementalAlterConfigs),
             68 => Some(ApiKey::ConsumerGroupHeartbeat),
             69 => Some(ApiKey::ConsumerGroupDescribe),
+            71 => Some(ApiKey::GetTelemetrySubscriptions),
+            72 => Some(ApiKey::PushTelemetry),
             76 => Some(ApiKey::ShareGroupHeartbeat),
             77 => Some(ApiKey::ShareGroupDescribe),
             78 => Some(ApiKey::ShareFetch),
@@ -226,6 +240,8 @@ impl ApiKey {
             ApiKey::IncrementalAlterConfigs => "IncrementalAlterConfigs",
             ApiKey::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
             ApiKey::ConsumerGroupDescribe => "ConsumerGroupDescribe",
+            ApiKey::GetTelemetrySubscriptions => "GetTelemetrySubscriptions",
+            ApiKey::PushTelemetry => "PushTelemetry",
             ApiKey::ShareGroupHeartbeat => "ShareGroupHeartbeat",
             ApiKey::ShareGroupDescribe => "ShareGroupDescribe",
             ApiKey::ShareFetch => "ShareFetch",
@@ -259,6 +275,8 @@ impl ApiKey {
             ApiKey::IncrementalAlterConfigs => 0,
             ApiKey::ConsumerGroupHeartbeat => 0,
             ApiKey::ConsumerGroupDescribe => 0,
+            ApiKey::GetTelemetrySubscriptions => 0,
+            ApiKey::PushTelemetry => 0,
             ApiKey::ShareGroupHeartbeat => 1,
             ApiKey::ShareGroupDescribe => 1,
             ApiKey::ShareFetch => 1,
@@ -292,6 +310,8 @@ impl ApiKey {
             ApiKey::IncrementalAlterConfigs => 1,
             ApiKey::ConsumerGroupHeartbeat => 1,
             ApiKey::ConsumerGroupDescribe => 1,
+            ApiKey::GetTelemetrySubscriptions => 0,
+            ApiKey::PushTelemetry => 0,
             ApiKey::ShareGroupHeartbeat => 1,
             ApiKey::ShareGroupDescribe => 1,
             ApiKey::ShareFetch => 2,
@@ -325,6 +345,8 @@ impl ApiKey {
             ApiKey::IncrementalAlterConfigs => Some(1),
             ApiKey::ConsumerGroupHeartbeat => Some(0),
             ApiKey::ConsumerGroupDescribe => Some(0),
+            ApiKey::GetTelemetrySubscriptions => Some(0),
+            ApiKey::PushTelemetry => Some(0),
             ApiKey::ShareGroupHeartbeat => Some(1),
             ApiKey::ShareGroupDescribe => Some(1),
             ApiKey::ShareFetch => Some(1),
