@@ -11,6 +11,7 @@
 
 mod connection;
 mod offsets;
+mod telemetry;
 
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ pub use connection::metadata;
 pub(crate) use connection::{api_versions, find_coordinator, sasl_authenticate, sasl_handshake};
 pub use offsets::{describe_groups, offset_fetch};
 pub(crate) use offsets::{list_groups, list_offsets};
+pub use telemetry::{get_telemetry_subscriptions, push_telemetry, TelemetryPush};
 
 /// A duration in whole milliseconds for an `int32` field, capped at `i32::MAX`.
 pub fn millis(d: std::time::Duration) -> i32 {

@@ -36,6 +36,24 @@ fn connection_requests() -> Vec<String> {
     failed
 }
 
+fn telemetry_requests() -> Vec<String> {
+    let mut failed = every_version("no instance id yet", |v| {
+        get_telemetry_subscriptions(v, Uuid::NIL)
+    });
+    failed.extend(every_version("instance id", |v| {
+        get_telemetry_subscriptions(v, Uuid([3; 16]))
+    }));
+    let push = TelemetryPush {
+        instance_id: Uuid([3; 16]),
+        subscription_id: 17,
+        terminating: true,
+        compression: mooring_wire::records::Compression::Zstd,
+        metrics: Bytes::from_static(b"otlp"),
+    };
+    failed.extend(every_version("terminating zstd", |v| push_telemetry(v, &push)));
+    failed
+}
+
 fn group_look_ups() -> Vec<String> {
     let mut failed = every_version("one group", |v| describe_groups(v, vec!["orders".into()]));
     failed.extend(every_version("all", list_groups));
@@ -80,6 +98,7 @@ fn every_request_encodes_at_every_version_with_the_values_the_runtime_sets() {
     let mut failed = connection_requests();
     failed.extend(group_look_ups());
     failed.extend(offset_requests());
+    failed.extend(telemetry_requests());
     assert!(
         failed.is_empty(),
         "requests that cannot be encoded at a version a broker may negotiate:\n{}",
