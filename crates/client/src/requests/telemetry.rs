@@ -9,7 +9,10 @@ use mooring_wire::records::Compression;
 
 /// GetTelemetrySubscriptions for the client `instance_id` (the zero UUID before the broker gave
 /// one: the broker then assigns it).
-pub fn get_telemetry_subscriptions(_version: i16, instance_id: Uuid) -> GetTelemetrySubscriptionsRequest {
+pub fn get_telemetry_subscriptions(
+    _version: i16,
+    instance_id: Uuid,
+) -> GetTelemetrySubscriptionsRequest {
     GetTelemetrySubscriptionsRequest {
         client_instance_id: instance_id,
         ..Default::default()

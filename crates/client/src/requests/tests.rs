@@ -50,7 +50,9 @@ fn telemetry_requests() -> Vec<String> {
         compression: mooring_wire::records::Compression::Zstd,
         metrics: Bytes::from_static(b"otlp"),
     };
-    failed.extend(every_version("terminating zstd", |v| push_telemetry(v, &push)));
+    failed.extend(every_version("terminating zstd", |v| {
+        push_telemetry(v, &push)
+    }));
     failed
 }
 
