@@ -28,6 +28,7 @@
 //! | `mooring.failure.policy` | `stop` | `stop`, `skip`, or `retry:N:MS:stop` / `retry:N:MS:skip` (N retries from MS ms back-off; [`FailurePolicy`]) |
 //! | `mooring.shutdown.timeout.ms` | 30000 | the whole shutdown's bound: running handlers get until a quarter is left, then the final commit and the close share the rest |
 //! | `mooring.revoke.timeout.ms` | 30000 | how long a revoke waits for the handlers of revoked partitions (the whole revoke, commit and listener included, ends a little before `max.poll.interval.ms` less two heartbeats) |
+//! | `enable.metrics.push` | `true` | push client metrics to brokers that subscribe to them (KIP-714); `false`: never ask |
 //! | `mooring.telemetry.*` | off | the sidecar exporter's keys ([`TelemetryConfig`], [`TELEMETRY_KEYS`]) |
 //!
 //! The group member's keys are in [`GroupConfig`]'s module docs; these choose the group protocol:
@@ -124,6 +125,7 @@ pub const CONSUMER_KEYS: &[KeySpec] = &[
     key("mooring.failure.policy", ValueKind::String, "stop"),
     key("mooring.shutdown.timeout.ms", ValueKind::Millis, "30000"),
     key("mooring.revoke.timeout.ms", ValueKind::Millis, "30000"),
+    key("enable.metrics.push", BOOL, "true"),
 ];
 
 /// Every valid key name, for "did you mean".
@@ -224,6 +226,8 @@ pub struct ConsumerConfig {
     pub shutdown_timeout: Duration,
     /// `mooring.revoke.timeout.ms`.
     pub revoke_timeout: Duration,
+    /// `enable.metrics.push`: push client metrics to brokers that subscribe to them (KIP-714).
+    pub enable_metrics_push: bool,
     /// `mooring.telemetry.*`: whether and how to export telemetry to the sidecar
     /// ([`TelemetryExporter::from_config`](crate::telemetry::TelemetryExporter::from_config)).
     pub telemetry: TelemetryConfig,
@@ -242,6 +246,7 @@ impl ConsumerConfig {
             processing: ProcessingConfig::default(),
             shutdown_timeout: Duration::from_secs(30),
             revoke_timeout: Duration::from_secs(30),
+            enable_metrics_push: true,
             telemetry: TelemetryConfig::default(),
         }
     }
@@ -297,6 +302,7 @@ impl ConsumerConfig {
         let k = spec.name;
         match k {
             "enable.auto.commit" => self.enable_auto_commit = boolean(spec, v)?,
+            "enable.metrics.push" => self.enable_metrics_push = boolean(spec, v)?,
             "auto.commit.interval.ms" => self.auto_commit_interval = millis(k, v)?,
             "auto.offset.reset" => {
                 self.auto_offset_reset = v.parse().map_err(|_| ill_typed(spec, v))?

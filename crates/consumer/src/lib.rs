@@ -29,12 +29,16 @@
 //!   acknowledged one by one, locks renewed while handlers run.
 //! - [`telemetry`]: the exporter that sends the telemetry events and state snapshots to the
 //!   sidecar as NDJSON over localhost HTTP (a stable, versioned schema).
+//! - `metrics_push` (private): Java-named client metrics pushed to brokers that subscribe to
+//!   them (KIP-714), off with `enable.metrics.push=false`; see the README.
 
 mod config;
 mod consumer;
 mod error;
 mod events;
 pub mod fetcher;
+mod latency;
+mod metrics_push;
 pub mod otel;
 pub mod processing;
 pub mod share;

@@ -15,6 +15,8 @@ use mooring_group::EventSink;
 
 use crate::events::ConsumerEvent;
 use crate::fetcher::stats::FetchCounters;
+use crate::latency::LatencyWindow;
+use crate::metrics_push::{now_unix_nanos, PushState};
 use crate::subscription::SubscriptionState;
 use crate::telemetry::fatal::FatalDelivery;
 
@@ -48,6 +50,14 @@ pub(crate) struct Shared {
     created: std::time::Instant,
     /// Whether a telemetry exporter delivered the fatal error.
     pub(crate) fatal_delivery: FatalDelivery,
+    /// Fetch requests' latencies, for the metrics pushed to brokers.
+    pub(crate) fetch_latency: LatencyWindow,
+    /// Commits' latencies, likewise.
+    pub(crate) commit_latency: LatencyWindow,
+    /// What the metrics push learnt from the brokers (instance id, pushes).
+    pub(crate) metrics_push: PushState,
+    /// When the consumer was created, in Unix nanoseconds (the start of its cumulative sums).
+    pub(crate) created_unix_nanos: u64,
 }
 
 impl Shared {
@@ -74,6 +84,10 @@ impl Shared {
             loop_tick_nanos: AtomicU64::new(0),
             created: std::time::Instant::now(),
             fatal_delivery: FatalDelivery::default(),
+            fetch_latency: LatencyWindow::default(),
+            commit_latency: LatencyWindow::default(),
+            metrics_push: PushState::default(),
+            created_unix_nanos: now_unix_nanos(),
         }
     }
 

@@ -414,6 +414,18 @@ impl Consumer {
         self.shared().fetch_stats.snapshot()
     }
 
+    /// The client instance id a broker gave this consumer for its metrics push (KIP-714; Java's
+    /// `clientInstanceId`), once one did: `None` with `enable.metrics.push=false`, against
+    /// brokers without a client metrics receiver, and before the first subscription.
+    pub fn client_instance_id(&self) -> Option<mooring_wire::primitives::Uuid> {
+        self.shared().metrics_push.instance_id()
+    }
+
+    /// How many metrics pushes brokers accepted (the terminating one included).
+    pub fn metrics_pushes(&self) -> u64 {
+        self.shared().metrics_push.pushes()
+    }
+
     /// The next offset to fetch of an assigned partition, once known.
     pub fn position(&self, partition: &TopicPartition) -> Option<i64> {
         self.shared().subs().position(partition).map(|p| p.offset)

@@ -30,6 +30,7 @@ use super::{Inner, Running};
 use crate::error::ConsumerError;
 use crate::events::ConsumerEvent;
 use crate::fetcher::Fetcher;
+use crate::metrics_push::MetricsPush;
 use crate::processing::spans::TraceInfo;
 use crate::processing::{Dispatch, ProcessingEngine, ProcessingEvents, StopReport};
 use crate::shared::Shared;
@@ -71,6 +72,7 @@ pub(crate) async fn run<H: Dispatch>(inner: &Inner, handler: H) -> Result<(), Co
         tasks: JoinSet::new(),
         auto_commit: None,
         group_events: None,
+        metrics_push: None,
         finished: false,
     };
     life.start(mode, engine_events).await;
@@ -121,6 +123,9 @@ struct Lifecycle<'a, H: Dispatch> {
     /// events (revoked, left) are still queued when it has closed, and must reach the
     /// application before the run ends.
     group_events: Option<(JoinHandle<()>, oneshot::Sender<()>)>,
+    /// The client metrics reporter: its terminating push comes at the end of the wind-down,
+    /// with the final figures.
+    metrics_push: Option<MetricsPush>,
     /// The wind-down ran to its end in `run`.
     finished: bool,
 }
@@ -140,6 +145,7 @@ impl<H: Dispatch> Lifecycle<'_, H> {
             Arc::clone(shared),
             weak.clone(),
         ));
+        self.metrics_push = MetricsPush::start(shared, self.inner.group_client.clone());
         if let Err(e) = self.join(mode).await {
             self.shared.fail(e);
         }
@@ -194,6 +200,7 @@ impl<H: Dispatch> Lifecycle<'_, H> {
             member: self.member.take(),
             commits: Arc::clone(&self.inner.commits),
             group_events: self.group_events.take(),
+            metrics_push: self.metrics_push.take(),
         }
     }
 
@@ -259,13 +266,14 @@ impl<H: Dispatch> Drop for Lifecycle<'_, H> {
 /// running handlers get until a quarter of it is left (records not started are dropped and fetched again by the next owner);
 /// the final commit gets what the drain left (past it: given up and reported with the offsets it
 /// could not commit); closing the member (revoke callback, LeaveGroup or not) what the commit
-/// left.
+/// left; the terminating metrics push what the close left.
 struct WindDown<H: Dispatch> {
     shared: Arc<Shared>,
     engine: ProcessingEngine<H>,
     member: Option<GroupHandle<Client>>,
     commits: Arc<CommitLock>,
     group_events: Option<(JoinHandle<()>, oneshot::Sender<()>)>,
+    metrics_push: Option<MetricsPush>,
 }
 
 impl<H: Dispatch> WindDown<H> {
@@ -298,6 +306,11 @@ impl<H: Dispatch> WindDown<H> {
             }
         }
         drop(self.member);
+        if let Some(push) = self.metrics_push {
+            // The last push, marked terminating, within the shutdown's bound and one request.
+            let by = Instant::now() + self.shared.config.client.request_timeout;
+            push.close(by.min(deadline)).await;
+        }
         if let Some((forwarder, flush)) = self.group_events {
             let _ = flush.send(());
             let _ = forwarder.await;

@@ -459,6 +459,7 @@ impl<H: Dispatch> Fetcher<H> {
             let names: HashMap<Uuid, String> =
                 ids.iter().map(|(name, id)| (*id, name.clone())).collect();
             let client = self.shared.fetch_client.clone();
+            let shared = Arc::clone(&self.shared);
             let mut config = self.shared.config.fetch.clone();
             config.max_bytes = max_bytes;
             self.busy.insert(node);
@@ -473,7 +474,10 @@ impl<H: Dispatch> Fetcher<H> {
                             message: Some(format!("no topic id known for {}", missing.0)),
                         },
                     )?;
-                    conn.send_at(&request, version).await
+                    let sent = Instant::now();
+                    let answer = conn.send_at(&request, version).await;
+                    shared.fetch_latency.record(sent.elapsed());
+                    answer
                 }
                 .await;
                 FinishedFetch {
