@@ -56,31 +56,55 @@ pub(crate) struct Reporter {
 }
 
 impl Reporter {
-    /// Runs until the broker offers nothing, or `terminate` brings the close's deadline (a
-    /// terminating push is made by it if a subscription is held) or is dropped.
+    /// Runs until the broker offers nothing, or `terminate` brings the close's deadline or is
+    /// dropped. The close cuts short whatever step is under way (a wait, a request, a broker
+    /// that does not answer); if a subscription is held, a terminating push follows by the
+    /// deadline.
     pub(crate) async fn run(mut self, mut terminate: oneshot::Receiver<Instant>) {
+        // The subscription is asked on a connection the fetch client already holds: none of its
+        // own at start, before the client has met the cluster.
+        let mut updates = self.client.metadata_updates();
+        tokio::select! {
+            _ = updates.wait_for(|m| !m.brokers.is_empty()) => {}
+            _ = &mut terminate => return,
+        }
         let mut next = Next::Wait(Duration::ZERO, State::Unsubscribed);
         loop {
             let (wait, state) = match next {
                 Next::Wait(wait, state) => (wait, state),
                 Next::Stop => return,
             };
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                deadline = &mut terminate => {
-                    if let (Ok(deadline), State::Subscribed(sub, conn)) = (deadline, state) {
-                        let push = self.push(sub, conn, true);
-                        if tokio::time::timeout_at(deadline, push).await.is_err() {
-                            tracing::debug!("metrics push: no time left for the terminating push");
-                        }
-                    }
-                    return;
+            let held = match &state {
+                State::Subscribed(sub, conn) => Some((sub.clone(), conn.clone())),
+                State::Unsubscribed => None,
+            };
+            let step = tokio::select! {
+                step = self.step(wait, state) => Ok(step),
+                deadline = &mut terminate => Err(deadline.ok()),
+            };
+            let closing = match step {
+                Ok(step) => {
+                    next = step;
+                    continue;
+                }
+                Err(deadline) => deadline,
+            };
+            if let (Some(deadline), Some((sub, conn))) = (closing, held) {
+                let push = self.push(sub, conn, true);
+                if tokio::time::timeout_at(deadline, push).await.is_err() {
+                    tracing::debug!("metrics push: no time left for the terminating push");
                 }
             }
-            next = match state {
-                State::Unsubscribed => self.subscribe().await,
-                State::Subscribed(sub, conn) => self.push(sub, conn, false).await,
-            };
+            return;
+        }
+    }
+
+    /// Waits `wait`, then takes the step `state` calls for.
+    async fn step(&mut self, wait: Duration, state: State) -> Next {
+        tokio::time::sleep(wait).await;
+        match state {
+            State::Unsubscribed => self.subscribe().await,
+            State::Subscribed(sub, conn) => self.push(sub, conn, false).await,
         }
     }
 
