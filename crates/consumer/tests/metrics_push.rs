@@ -1,6 +1,7 @@
 //! Client metrics pushed to the broker (KIP-714), against a real broker with a client telemetry
-//! receiver: `tests/telemetry-receiver/TelemetryReceiver.java`, compiled here with javac against
-//! the kafka-clients jar `scripts/kafka fetch` keeps, and loaded by a dedicated one-node cluster
+//! receiver: `tests/telemetry-receiver/` (Kafka 4.x's `ClientTelemetryExporterProvider`, or
+//! `ClientTelemetry` on a 3.x broker), compiled here with javac against the broker's
+//! kafka-clients jar `scripts/kafka fetch` keeps, and loaded by a dedicated one-node cluster
 //! (`scripts/kafka start --plugin-classpath ... --property metric.reporters=...`, port base
 //! 18000) that writes each push it accepts to a file this test reads. An operator's subscription
 //! (ClientMetricsCommand, as `kafka-client-metrics.sh`) asks Mooring clients
@@ -122,10 +123,11 @@ fn read_pushes(file: &Path) -> Vec<Push> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribed_consumer_pushes_javas_metric_names_every_interval_and_once_more_on_close() {
-    let classes = compile_receiver();
+    let (classes, receiver) = compile_receiver();
     let file = classes.join("pushes.txt");
-    let (cp, out) = (
+    let (cp, reporters, out) = (
         classes.display().to_string(),
+        format!("metric.reporters={receiver}"),
         format!("mooring.telemetry.receiver.file={}", file.display()),
     );
     let cluster = Cluster::dedicated_with(
@@ -136,7 +138,7 @@ async fn a_subscribed_consumer_pushes_javas_metric_names_every_interval_and_once
             "--plugin-classpath",
             &cp,
             "--property",
-            "metric.reporters=TelemetryReceiver",
+            &reporters,
             "--property",
             &out,
         ],
@@ -323,34 +325,56 @@ async fn a_broker_without_a_receiver_offers_no_telemetry_and_gets_nothing() {
     assert_eq!((c.client_instance_id(), c.metrics_pushes()), (None, 0));
 }
 
-/// Compiles the receiver into a fresh directory (which also holds the pushes file).
-fn compile_receiver() -> PathBuf {
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/telemetry-receiver/TelemetryReceiver.java");
+/// Compiles the receiver the broker's kafka-clients jar supports (Kafka 4.x's exporter API, else
+/// the older `ClientTelemetry` of 3.7+) into a fresh directory, which also holds the pushes
+/// file. Returns the directory and the receiver's class name, for `metric.reporters`.
+fn compile_receiver() -> (PathBuf, &'static str) {
+    let jar = kafka_clients_jar();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/telemetry-receiver");
+    let class = if has_class(
+        &jar,
+        "org.apache.kafka.server.telemetry.ClientTelemetryExporterProvider",
+    ) {
+        "TelemetryReceiver"
+    } else {
+        "LegacyTelemetryReceiver"
+    };
     let classes = std::env::temp_dir().join(unique("mooring-telemetry-receiver"));
     std::fs::create_dir_all(&classes).unwrap();
     let compiled = Command::new("javac")
         .arg("-nowarn")
         .arg("-cp")
-        .arg(kafka_clients_jar())
+        .arg(&jar)
         .arg("-d")
         .arg(&classes)
-        .arg(&source)
+        .arg(dir.join("TelemetryLog.java"))
+        .arg(dir.join(format!("{class}.java")))
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "could not run javac ({e}): this test needs a JDK 17+; install it with \
-                 `apt-get install -y openjdk-17-jdk-headless` (scripts/setup does)"
-            )
-        });
+        .unwrap_or_else(|e| panic!("could not run javac ({e}): {JDK}"));
     assert!(
         compiled.status.success(),
-        "javac {} failed:\n{}",
-        source.display(),
+        "javac {class} failed:\n{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
-    classes
+    (classes, class)
+}
+
+const JDK: &str = "this test needs a JDK 17+; install it with \
+                   `apt-get install -y openjdk-17-jdk-headless` (scripts/setup does)";
+
+/// Whether `jar` holds `class` (javap finds it).
+fn has_class(jar: &Path, class: &str) -> bool {
+    Command::new("javap")
+        .arg("-cp")
+        .arg(jar)
+        .arg(class)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("could not run javap ({e}): {JDK}"))
+        .success()
 }
 
 /// The broker's kafka-clients jar, as `scripts/kafka fetch` keeps it.
