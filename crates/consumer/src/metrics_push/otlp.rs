@@ -7,6 +7,10 @@
 //! gauges. The resource carries the client's labels as Java's client sets them (`client_id`,
 //! `group_id`, `group_instance_id`, `client_rack`, each when it has one); the broker adds its own
 //! (instance id, principal, address, software name and version).
+//!
+//! The metrics are a fixed set (eight at most, [`super::sample`]), so a payload is small by
+//! construction; should one still pass the broker's limit, metrics are left out from the end.
+//! A delta is taken when the payload is made: a push that then fails loses that delta.
 
 use std::collections::HashMap;
 

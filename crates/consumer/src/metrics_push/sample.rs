@@ -31,7 +31,8 @@ pub(crate) const COMMIT_LATENCY_MAX: &str =
 /// `assigned-partitions` of `consumer-coordinator-metrics`.
 pub(crate) const ASSIGNED_PARTITIONS: &str =
     "org.apache.kafka.consumer.coordinator.assigned.partitions";
-/// `connection-creation-total` of `consumer-metrics`.
+/// `connection-creation-total` of `consumer-metrics`: here the connections started (a connect
+/// that failed counts too; Java counts those established).
 pub(crate) const CONNECTION_CREATION_TOTAL: &str =
     "org.apache.kafka.consumer.connection.creation.total";
 
