@@ -16,7 +16,7 @@ use mooring_group::EventSink;
 use crate::events::ConsumerEvent;
 use crate::fetcher::stats::FetchCounters;
 use crate::latency::LatencyWindow;
-use crate::metrics_push::{now_unix_nanos, PushState};
+use crate::metrics_push::state::{unix_nanos, PushState};
 use crate::subscription::SubscriptionState;
 use crate::telemetry::fatal::FatalDelivery;
 
@@ -87,7 +87,7 @@ impl Shared {
             fetch_latency: LatencyWindow::default(),
             commit_latency: LatencyWindow::default(),
             metrics_push: PushState::default(),
-            created_unix_nanos: now_unix_nanos(),
+            created_unix_nanos: unix_nanos(),
         }
     }
 

@@ -10,72 +10,26 @@
 //! `coordinator.assigned.partitions` (with a group), `connection.creation.total`.
 //!
 //! [`reporter`] runs the protocol, [`subscription`] reads the broker's answer and holds the
-//! reactions to its errors, [`otlp`] makes the payload.
+//! reactions to its errors, [`otlp`] makes the payload, [`state`] keeps what the rest of the
+//! consumer may read (the instance id, the pushes).
 
 mod otlp;
 mod reporter;
 mod sample;
+pub(crate) mod state;
 mod subscription;
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use mooring_client::Client;
-use mooring_wire::primitives::Uuid;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::shared::Shared;
 use otlp::Encoder;
-use reporter::{unix_nanos, Reporter};
+use reporter::Reporter;
 use sample::Sources;
-use subscription::Subscription;
-
-/// What the reporter tells the rest of the consumer, kept across runs: the broker keeps
-/// knowing the client by the instance id it gave.
-#[derive(Debug, Default)]
-pub(crate) struct PushState {
-    inner: Mutex<Known>,
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Known {
-    instance_id: Option<Uuid>,
-    interval: Option<Duration>,
-    pushes: u64,
-}
-
-impl PushState {
-    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The client instance id a broker gave, if one did.
-    pub(crate) fn instance_id(&self) -> Option<Uuid> {
-        self.known().instance_id
-    }
-
-    /// The push interval of the last subscription, if one came.
-    pub(crate) fn subscription_interval(&self) -> Option<Duration> {
-        self.known().interval
-    }
-
-    /// Pushes the brokers accepted.
-    pub(crate) fn pushes(&self) -> u64 {
-        self.known().pushes
-    }
-
-    fn subscribed(&self, sub: &Subscription) {
-        let mut known = self.known();
-        known.instance_id = Some(sub.instance_id);
-        known.interval = Some(sub.interval);
-    }
-
-    fn pushed(&self) {
-        self.known().pushes += 1;
-    }
-}
 
 /// The running reporter of one `run`.
 #[derive(Debug)]
@@ -136,9 +90,4 @@ fn labels(shared: &Shared) -> Vec<(&'static str, String)> {
         labels.push(("client_rack", rack.clone()));
     }
     labels
-}
-
-/// Now in Unix nanoseconds, for the consumer's creation time.
-pub(crate) fn now_unix_nanos() -> u64 {
-    unix_nanos()
 }

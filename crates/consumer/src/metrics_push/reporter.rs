@@ -13,7 +13,7 @@
 //! - An error code has one reaction ([`reaction`]); a transport failure asks for the
 //!   subscription again after the interval (30 s before any is known).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mooring_client::conn::Connection;
@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 use super::otlp::Encoder;
 use super::sample::Sources;
+use super::state::unix_nanos;
 use super::subscription::{reaction, Reaction, Refused, Subscription};
 
 /// The wait after a transport failure before any subscription is known.
@@ -221,13 +222,6 @@ fn react(code: ErrorCode, interval: Option<Duration>) -> Next {
 fn jittered(interval: Duration) -> Duration {
     let r = getrandom::u32().unwrap_or(u32::MAX / 2);
     interval.mul_f64(0.5 + f64::from(r) / f64::from(u32::MAX))
-}
-
-/// Now, in nanoseconds of Unix time.
-pub(crate) fn unix_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
