@@ -123,6 +123,10 @@ fn read_pushes(file: &Path) -> Vec<Push> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribed_consumer_pushes_javas_metric_names_every_interval_and_once_more_on_close() {
+    // The receiver is compiled for the release KAFKA_VERSION names (4.4.0 unset); the cluster
+    // must run that one, not the release a stopped cluster of this name last ran (which
+    // scripts/kafka keeps unless KAFKA_VERSION says otherwise). One test per process (nextest).
+    std::env::set_var("KAFKA_VERSION", kafka_version());
     let (classes, receiver) = compile_receiver();
     let file = classes.join("pushes.txt");
     let (cp, reporters, out) = (
@@ -377,9 +381,14 @@ fn has_class(jar: &Path, class: &str) -> bool {
         .success()
 }
 
+/// The broker's release: `KAFKA_VERSION`, as `scripts/kafka` reads it, else its default.
+fn kafka_version() -> String {
+    std::env::var("KAFKA_VERSION").unwrap_or_else(|_| "4.4.0".into())
+}
+
 /// The broker's kafka-clients jar, as `scripts/kafka fetch` keeps it.
 fn kafka_clients_jar() -> PathBuf {
-    let version = std::env::var("KAFKA_VERSION").unwrap_or_else(|_| "4.4.0".into());
+    let version = kafka_version();
     let cache = std::env::var_os("MOORING_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/mooring")))
