@@ -10,7 +10,8 @@
 //!
 //! The metrics are a fixed set (eight at most, [`super::sample`]), so a payload is small by
 //! construction; should one still pass the broker's limit, metrics are left out from the end.
-//! A delta is taken when the payload is made: a push that then fails loses that delta.
+//! A delta runs from the last payload the broker accepted: a push that fails loses nothing, the
+//! next one carries its change too.
 
 use std::collections::HashMap;
 
@@ -40,7 +41,7 @@ pub(crate) enum PayloadError {
 pub(crate) struct Encoder {
     resource: Vec<KeyValue>,
     created_nanos: u64,
-    /// Delta temporality: each total as last sent, and when.
+    /// Delta temporality: each total as last accepted by the broker, and when.
     last: HashMap<&'static str, u64>,
     last_nanos: u64,
     /// The temporality of the last payload: a change starts the deltas over.
@@ -77,12 +78,6 @@ impl Encoder {
             .filter(|m| subscription.selector.wants(m.name))
             .map(|m| self.otlp(m, subscription.delta, now_nanos))
             .collect();
-        for m in metrics {
-            if let Point::Total(v) = m.point {
-                self.last.insert(m.name, v);
-            }
-        }
-        self.last_nanos = now_nanos;
         loop {
             let bytes = compress(
                 subscription.compression,
@@ -98,6 +93,17 @@ impl Encoder {
                 });
             }
         }
+    }
+
+    /// The broker accepted the payload made of `metrics` at `now_nanos`: the next deltas are
+    /// taken from them. Until then a delta keeps growing, so a failed push loses nothing.
+    pub(crate) fn accepted(&mut self, metrics: &[Metric], now_nanos: u64) {
+        for m in metrics {
+            if let Point::Total(v) = m.point {
+                self.last.insert(m.name, v);
+            }
+        }
+        self.last_nanos = now_nanos;
     }
 
     fn otlp(&self, m: &Metric, delta: bool, now_nanos: u64) -> OtlpMetric {
@@ -239,17 +245,38 @@ mod tests {
             .unwrap()
             .attributes;
         assert_eq!(attrs[0].key, "client_id");
+        enc.accepted(&metrics(10), 200);
         let (bytes, _) = enc.payload(&metrics(25), &delta, 300).unwrap();
         assert_eq!(
             first_int(&decode(&bytes, Compression::Zstd)),
             (15, 200, AggregationTemporality::Delta as i32)
         );
+        enc.accepted(&metrics(25), 300);
         // Cumulative from now on: the whole count since creation.
         let cumulative = subscription(false, Compression::Lz4, 1 << 20);
         let (bytes, _) = enc.payload(&metrics(30), &cumulative, 400).unwrap();
         assert_eq!(
             first_int(&decode(&bytes, Compression::Lz4)),
             (30, 100, AggregationTemporality::Cumulative as i32)
+        );
+    }
+
+    #[test]
+    fn a_delta_the_broker_did_not_accept_goes_again_with_the_next() {
+        let mut enc = Encoder::new(vec![("client_id", "c1".into())], 100);
+        let delta = subscription(true, Compression::None, 1 << 20);
+        // Made at 200, never accepted (the push failed).
+        enc.payload(&metrics(10), &delta, 200).unwrap();
+        let (bytes, _) = enc.payload(&metrics(25), &delta, 300).unwrap();
+        assert_eq!(
+            first_int(&decode(&bytes, Compression::None)),
+            (25, 100, AggregationTemporality::Delta as i32)
+        );
+        enc.accepted(&metrics(25), 300);
+        let (bytes, _) = enc.payload(&metrics(30), &delta, 400).unwrap();
+        assert_eq!(
+            first_int(&decode(&bytes, Compression::None)),
+            (5, 300, AggregationTemporality::Delta as i32)
         );
     }
 

@@ -166,7 +166,8 @@ impl Reporter {
             return Next::Wait(Duration::ZERO, State::Unsubscribed);
         }
         let metrics = self.sources.sample();
-        let (payload, count) = match self.encoder.payload(&metrics, &sub, unix_nanos()) {
+        let now = unix_nanos();
+        let (payload, count) = match self.encoder.payload(&metrics, &sub, now) {
             Ok(made) => made,
             Err(e) => {
                 tracing::warn!(error = %e, "metrics push: no payload this time");
@@ -183,6 +184,7 @@ impl Reporter {
         match conn.call(|v| push_telemetry(v, &push)).await {
             Ok(answer) => match ErrorCode::from(answer.error_code) {
                 ErrorCode::None => {
+                    self.encoder.accepted(&metrics, now);
                     tracing::debug!(metrics = count, terminating, "metrics pushed");
                     self.sources.shared.metrics_push.pushed();
                     Next::Wait(sub.interval, State::Subscribed(sub, conn))
