@@ -25,6 +25,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use mooring_client::{Client, ClientConfig};
 use mooring_testkit::{unique, Cluster};
+use mooring_wire::records::compression::decompress;
+use mooring_wire::records::Compression;
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::metrics::v1::{
     metric::Data, number_data_point, AggregationTemporality, MetricsData,
@@ -114,11 +116,25 @@ fn read_pushes(file: &Path) -> Vec<Push> {
                 instance_id: f[1].to_owned(),
                 terminating: f[2] == "true",
                 content_type: f[3].to_owned(),
-                data: MetricsData::decode(bytes.as_slice())
+                data: MetricsData::decode(uncompressed(bytes).as_slice())
                     .unwrap_or_else(|e| panic!("the payload is not OTLP MetricsData: {e}")),
             }
         })
         .collect()
+}
+
+/// The payload as the consumer made it. Brokers before 4.3.1 (Kafka's "Fixed metrics
+/// decompression") hand the receiver the payload as sent, compressed; later ones decompress it
+/// first. A zstd or lz4 frame is told by its magic number.
+fn uncompressed(bytes: Vec<u8>) -> Vec<u8> {
+    const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+    const LZ4: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+    let codec = match bytes.get(..4) {
+        Some(m) if m == ZSTD => Compression::Zstd,
+        Some(m) if m == LZ4 => Compression::Lz4,
+        _ => return bytes,
+    };
+    decompress(codec, &bytes, 16 << 20).expect("a payload that decompresses")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
