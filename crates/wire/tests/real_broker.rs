@@ -138,7 +138,9 @@ fn api_versions_at_every_version_we_implement() {
     // Every API this crate implements has a version in common with the broker (4.x, or 3.x),
     // but for the KIP-848 ones, which Kafka before 4.0 offers as a preview if at all (3.7 has no
     // ConsumerGroupDescribe), and the KIP-932 ones, which a broker offers only with share groups
-    // on (never before 4.x here): those must have a common version where the broker offers them.
+    // on (never before 4.x here), and the KIP-714 ones, which a broker offers only with a client
+    // telemetry receiver (the shared cluster has none; crates/consumer/tests/metrics_push.rs
+    // starts one that has): those must have a common version where the broker offers them.
     let kafka_4 = cluster.var("MOORING_KAFKA_VERSION").starts_with("4.");
     let share_groups = cluster.has_share_groups();
     for api in ApiKey::ALL {
@@ -149,6 +151,7 @@ fn api_versions_at_every_version_we_implement() {
             | ApiKey::ShareFetch
             | ApiKey::ShareAcknowledge
             | ApiKey::DescribeShareGroupOffsets => !share_groups,
+            ApiKey::GetTelemetrySubscriptions | ApiKey::PushTelemetry => true,
             _ => false,
         };
         let Some(&(min, max)) = conn.broker_versions.get(&api.code()) else {
