@@ -1,7 +1,7 @@
 //! Request latencies summed up over a window: the count, the total and the largest since the
-//! window was last taken. The fetcher times its Fetch requests and the commit path its commits
-//! into one each; the client metrics pushed to brokers take the window once per push and report
-//! its average and maximum, as Java's `fetch-latency-avg/max` and `commit-latency-avg/max` do
+//! window was last taken. The fetcher times its Fetch requests into one; the group member's
+//! commit events (timed by the member) go into another. The client metrics pushed to brokers
+//! take each window once per push and report its average and maximum, as Java's `fetch-latency-avg/max` and `commit-latency-avg/max` do
 //! over their sample windows. A short lock, never held across an `.await`.
 
 use std::sync::{Mutex, PoisonError};

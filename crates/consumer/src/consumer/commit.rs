@@ -114,7 +114,6 @@ pub(crate) async fn commit_offsets(
     }
     let group = shared.config.group.as_ref().map(|g| g.group_id.as_str());
     let span = spans::commit_span(group, todo.len());
-    let sent = Instant::now();
     let result = member
         .commit_within(
             todo.iter()
@@ -124,7 +123,6 @@ pub(crate) async fn commit_offsets(
         )
         .instrument(span.clone())
         .await;
-    shared.commit_latency.record(sent.elapsed());
     spans::commit_outcome(&span, result.as_ref().err().map(|e| e as _));
     if let Err(e) = result {
         let error = ConsumerError::from(e);

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use mooring_client::metadata::Metadata;
 use mooring_client::Client;
 use mooring_group::{
-    EventReceiver, FencedPolicy, GroupProtocol, MemberSnapshot, MemberState, WeakGroupHandle,
+    EventReceiver, FencedPolicy, GroupEvent, GroupEventKind, GroupProtocol, MemberSnapshot,
+    MemberState, WeakGroupHandle,
 };
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -45,15 +46,24 @@ pub(crate) async fn forward_group_events(
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Some(event) => shared.emit(ConsumerEvent::Group(event)),
+                Some(event) => forward(&shared, event),
                 None => return,
             },
             _ = &mut flush => break,
         }
     }
     while let Ok(event) = events.try_recv() {
-        shared.emit(ConsumerEvent::Group(event));
+        forward(&shared, event);
     }
+}
+
+/// One member event to the application; a commit's latency, as the member timed it, also to
+/// the window the client metrics push reports.
+fn forward(shared: &Shared, event: GroupEvent) {
+    if let GroupEventKind::Commit { latency, .. } = &event.kind {
+        shared.commit_latency.record(*latency);
+    }
+    shared.emit(ConsumerEvent::Group(event));
 }
 
 pub(crate) async fn forward_engine_events(
