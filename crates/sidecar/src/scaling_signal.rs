@@ -53,20 +53,17 @@ pub fn after_lookup(state: &mut State, config: &ScalingConfig, consumed: i64, no
 /// partition, so a member leaving stops none of them. Static members (`group.instance.id`) send
 /// no leave when their pod goes: its partitions wait out the session timeout before they move.
 fn rebalance_cost(state: &State, config: &ScalingConfig) -> RebalanceCost {
-    let Some(view) = state.group.as_ref() else {
+    let Some(view) = state
+        .group
+        .as_ref()
+        .filter(|v| v.group_type != GROUP_TYPE_SHARE)
+    else {
         return RebalanceCost {
             pause_seconds: 0.0,
             eager: false,
             source: "default",
         };
     };
-    if view.group_type == GROUP_TYPE_SHARE {
-        return RebalanceCost {
-            pause_seconds: 0.0,
-            eager: false,
-            source: "default",
-        };
-    }
     let classic = view.group_type == GROUP_TYPE_CLASSIC;
     let eager = classic && !view.protocol.contains("cooperative");
     let recent: Vec<f64> = state
